@@ -1,0 +1,86 @@
+"""CI stage 2: every notebook at quick scale through papermill, then nbval.
+
+* papermill: each registered reproducible notebook runs through ``sslkit reproduce NAME --scale quick``
+  (the same path a reader uses); any other notebook (theory pages) runs through papermill directly.
+  Executed copies land in ``_build/ci/papermill`` (kept as CI artefacts).
+* nbval: the committed ``notebooks/*.ipynb`` twins are re-executed and checked. Notebooks whose MyST
+  header says ``sslkit: {nbval: strict}`` are compared cell by cell against their committed outputs
+  (floats, addresses and temp paths sanitised by ``tests/nbval_sanitize.cfg``); the rest run under
+  ``--nbval-lax`` (every cell must execute without error).
+
+Run from the repository root with the venv's python: ``python .ci/notebooks.py [NAME_FILTER]``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import papermill
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "_build" / "ci" / "papermill"
+
+
+def registered():
+    from sslkit.experiments.notebooks import NOTEBOOKS
+
+    return {(ROOT / spec.path).resolve(): spec.name for spec in NOTEBOOKS}
+
+
+def nbval_mode(md: Path) -> str:
+    meta = jupytext.read(md).metadata.get("sslkit", {})
+    return meta.get("nbval", "lax")
+
+
+def run_papermill(md: Path, names: dict) -> None:
+    name = names.get(md.resolve())
+    if name:
+        cmd = ["sslkit", "reproduce", name, "--scale", "quick", "--out", str(OUT)]
+        print("  $", " ".join(cmd), flush=True)
+        subprocess.run(cmd, cwd=ROOT, check=True)
+        return
+    nb = jupytext.read(md)
+    tmp = OUT / (md.stem + ".source.ipynb")
+    jupytext.write(nb, tmp)
+    has_params = any("parameters" in c.metadata.get("tags", []) for c in nb.cells)
+    papermill.execute_notebook(str(tmp), str(OUT / f"{md.stem}.ipynb"), cwd=str(ROOT), kernel_name="python3",
+                               parameters={"scale": "quick"} if has_params else None, progress_bar=False)
+
+
+def main(argv: list[str]) -> int:
+    pattern = argv[0] if argv else ""
+    OUT.mkdir(parents=True, exist_ok=True)
+    sources = sorted(p for p in (ROOT / "notebooks").glob("*.md") if pattern in p.stem)
+    if not sources:
+        print("no notebooks matched", repr(pattern))
+        return 1
+    names = registered()
+    strict, lax = [], []
+    for md in sources:
+        t0 = time.perf_counter()
+        print(f"[papermill] {md.relative_to(ROOT)}", flush=True)
+        run_papermill(md, names)
+        print(f"[papermill] {md.stem}: {time.perf_counter() - t0:.1f} s", flush=True)
+        twin = md.with_suffix(".ipynb")
+        if not twin.exists():
+            print(f"missing paired notebook {twin.relative_to(ROOT)}: run python .ci/pair.py")
+            return 1
+        (strict if nbval_mode(md) == "strict" else lax).append(str(twin.relative_to(ROOT)))
+    base = [sys.executable, "-m", "pytest", "-q", "--nbval-current-env", "--nbval-cell-timeout=1200"]
+    rc = 0
+    if strict:
+        print("[nbval strict]", *strict, flush=True)
+        rc |= subprocess.run(base + ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", *strict],
+                             cwd=ROOT).returncode
+    if lax:
+        print("[nbval lax]", *lax, flush=True)
+        rc |= subprocess.run(base + ["--nbval-lax", *lax], cwd=ROOT).returncode
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
