@@ -1,0 +1,594 @@
+"""The one training loop: :class:`Trainer` trains any :class:`~sslkit.algorithms.SSLAlgorithm`.
+
+The algorithm computes the loss from a labeled and an unlabeled batch; the loop owns everything else:
+
+* **device** -- ``"auto"`` picks CUDA, then Apple MPS, then CPU (:func:`sslkit.device.resolve_device`).
+  The data (numpy arrays or tensors) are moved to the device **once**, as whole tensors; batches are
+  gathered on the device by index. Features are converted to float32; labels to int64.
+* **batches** -- labeled: by default one epoch is one pass over the labeled set in a fresh random order,
+  i.e. ``ceil(n_l / batch_size)`` iterations, and the last, smaller batch is **kept** (with BatchNorm
+  models avoid ``n_l % batch_size == 1``). With ``iterations_per_epoch`` set (FixMatch-style
+  training), every epoch has exactly that many iterations and labeled batches of ``min(batch_size, n_l)``
+  are cut from an endless stream of random permutations. Unlabeled batches of
+  ``min(unlabeled_batch_size, n_u)`` are always cut from their own endless permutation stream, independent
+  of the labeled epochs. Both index streams use their own seeded CPU :class:`torch.Generator`.
+* **mixed precision** -- ``amp="auto"``: autocast (bfloat16 where supported, else float16 with a
+  ``GradScaler``) on CUDA, off elsewhere. ``amp=True`` off CUDA warns (``RuntimeWarning``) and runs in
+  float32; ``amp=False`` is always float32.
+* **optimiser and schedule** -- ``"adam"`` (paper A App. C: lr 1e-3, weight decay 1e-4; PyTorch's
+  coupled L2 weight decay) or ``"sgd"`` (momentum 0.9, Nesterov, weight decay 5e-4 as in USB/FixMatch
+  for papers B/C). ``schedule="cosine"`` is FixMatch's ``lr_t = lr * cos(7 pi t / (16 T))`` with ``t``
+  the number of optimiser steps taken and ``T = epochs * iterations_per_epoch`` the planned total (an early
+  stop does not change ``T``). Weight decay applies to all parameters (no BN/bias exemption).
+* **EMA** -- with ``ema_decay=d``, after every optimiser step the EMA parameters become
+  ``d * ema + (1 - d) * param`` (starting from the initial parameters, no warm-up) and the buffers
+  (BatchNorm statistics) are **copied**, as in USB. When EMA is on, validation, early stopping,
+  :meth:`Trainer.predict`, :meth:`Trainer.predict_proba` and :meth:`Trainer.score` use the EMA weights
+  (``trainer.ema_model_``); ``trainer.model`` keeps the raw weights (``trainer.eval_model`` is whichever is
+  used for evaluation).
+* **early stopping** on validation accuracy (paper A App. C: patience 20 epochs, minimum improvement
+  1e-4): an epoch improves when ``val_acc > best + min_delta``; training stops after ``patience``
+  consecutive epochs without improvement, and the weights (raw and EMA) of the best epoch are restored.
+  Without early stopping the final weights are kept, but ``best_epoch_`` / ``best_val_acc_`` are still
+  reported when validation data are given.
+* **hooks** -- :class:`Hook` ``(fn, every, unit)``: ``fn(trainer)`` after every ``every``-th epoch or
+  iteration; the user's hooks run first, then the algorithm's. Hooks see ``trainer.epoch`` (completed
+  epochs), ``trainer.iteration`` (completed optimiser steps), ``trainer.model``, ``trainer.algorithm``,
+  ``trainer.history_`` and may set ``trainer.stop_training = True`` (an iteration hook ends the epoch
+  early; the partial epoch is still validated and recorded).
+* **seeding** -- ``fit`` calls :func:`sslkit.seeding.seed_everything(seed)` (global RNGs, used by
+  dropout and by algorithms) and seeds the batch-index generators; on CPU the same seed and the same
+  initial model give bit-identical weights and history (except the ``seconds`` entries).
+* **timing** -- ``timings_``: wall-clock seconds per phase, ``setup`` (checks, transfer to the device),
+  ``train`` (optimiser steps, excluding iteration hooks), ``eval`` (validation), ``hooks`` (all hooks) and
+  one ``hook:<name>`` entry per hook, and ``total`` (the whole ``fit``); CUDA/MPS are synchronised before
+  each clock reading.
+* **progress** -- a ``tqdm.auto`` bar over epochs; silenced by ``progress=False`` or by the environment
+  variable ``SSLKIT_PROGRESS=0``.
+
+``history_`` holds one dict per epoch: ``epoch`` (1-based), ``iterations``, ``loss`` (mean of the logged
+``"loss"``, else of the back-propagated loss), the mean of every other key of
+:attr:`LossOutput.logs`, ``val_acc`` (when validation data are given), ``lr`` (learning rate after the
+epoch's last step) and ``seconds`` (wall-clock time of the epoch, excluding epoch hooks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import numbers
+import os
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from sslkit._checks import check_count, check_seed
+from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, logits_of
+from sslkit.device import resolve_device
+from sslkit.seeding import derive_seeds, make_generator, seed_everything
+
+__all__ = ["EarlyStopping", "Hook", "Trainer", "cosine_lr_factor"]
+
+_OPTIMIZERS = ("adam", "sgd")
+_SCHEDULES = (None, "cosine")
+
+
+def cosine_lr_factor(step: int, total_steps: int) -> float:
+    """FixMatch's cosine decay factor ``cos(7 pi t / (16 T))`` (Sohn et al. 2020, used by USB and by
+    papers B and C); ``t`` is clipped to ``[0, T]``."""
+    t = min(max(step, 0), total_steps)
+    return math.cos(7.0 * math.pi * t / (16.0 * total_steps))
+
+
+@dataclass
+class EarlyStopping:
+    """Stop when validation accuracy has not improved for ``patience`` epochs (paper A App. C: 20, 1e-4).
+
+    An epoch improves on the best so far only if ``val_acc > best + min_delta`` (strictly).
+    """
+
+    patience: int = 20
+    min_delta: float = 1e-4
+
+    def __post_init__(self):
+        self.patience = check_count(self.patience, "patience", allow_zero=False)
+        if isinstance(self.min_delta, bool) or not isinstance(self.min_delta, numbers.Real) \
+                or not math.isfinite(self.min_delta) or self.min_delta < 0:
+            raise ValueError(f"min_delta must be a finite number >= 0, got {self.min_delta!r}")
+        self.min_delta = float(self.min_delta)
+
+    def is_improvement(self, value: float, best: float) -> bool:
+        """True when ``value`` beats ``best`` by more than ``min_delta``."""
+        return value > best + self.min_delta
+
+
+# ----------------------------------------------------------------------------------------- data checks
+
+def _as_features(X, name: str, device: torch.device) -> torch.Tensor:
+    """Validate a feature array (numpy or tensor, n rows, floating, finite) and return float32 on device."""
+    if isinstance(X, torch.Tensor):
+        t = X.detach()
+    else:
+        try:
+            t = torch.from_numpy(np.ascontiguousarray(np.asarray(X)))
+        except TypeError as exc:
+            raise TypeError(f"{name} must be a numeric numpy array or torch tensor, got {type(X).__name__}") from exc
+    if not t.is_floating_point():
+        raise TypeError(f"{name} must have a floating dtype, got {t.dtype} (convert images with "
+                        "sslkit.data.images_to_tensor)")
+    if t.dim() < 2:
+        raise ValueError(f"{name} must have shape (n_samples, ...) with at least 2 dimensions, got {tuple(t.shape)}")
+    if t.shape[0] == 0:
+        raise ValueError(f"{name} is empty (0 samples)")
+    t = t.to(torch.float32).to(device)
+    if not bool(torch.isfinite(t).all()):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return t
+
+
+def _as_labels(y, name: str, n: int, x_name: str, device: torch.device) -> torch.Tensor:
+    """Validate integer class labels of length ``n`` and return int64 on device."""
+    if isinstance(y, torch.Tensor):
+        if y.dtype == torch.bool or y.is_floating_point() or y.is_complex():
+            raise TypeError(f"{name} must contain integer class labels, got dtype {y.dtype}")
+        t = y.detach()
+    else:
+        arr = np.asarray(y)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"{name} must contain integer class labels, got dtype {arr.dtype}")
+        t = torch.from_numpy(np.ascontiguousarray(arr.astype(np.int64, copy=False)))
+    if t.dim() != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {tuple(t.shape)}")
+    if t.shape[0] != n:
+        raise ValueError(f"{x_name} has {n} samples but {name} has {t.shape[0]} labels")
+    return t.to(torch.int64).to(device)
+
+
+def _check_label_range(y: torch.Tensor, name: str, num_classes: int) -> None:
+    lo, hi = int(y.min()), int(y.max())
+    if lo < 0 or hi >= num_classes:
+        raise ValueError(f"{name} has labels in [{lo}, {hi}], outside [0, num_classes) = [0, {num_classes})")
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+class _PermutationStream:
+    """Endless stream of index batches cut from successive random permutations of ``range(n)``."""
+
+    def __init__(self, n: int, batch_size: int, generator: torch.Generator, device: torch.device):
+        self.n, self.batch_size = n, min(batch_size, n)
+        self.generator, self.device = generator, device
+        self.buffer = torch.empty(0, dtype=torch.int64, device=device)
+
+    def next(self) -> torch.Tensor:
+        while self.buffer.numel() < self.batch_size:
+            perm = torch.randperm(self.n, generator=self.generator).to(self.device)
+            self.buffer = torch.cat([self.buffer, perm])
+        batch, self.buffer = self.buffer[:self.batch_size], self.buffer[self.batch_size:]
+        return batch
+
+
+# ----------------------------------------------------------------------------------------------- trainer
+
+class Trainer:
+    """Train ``model`` with ``algorithm``; scikit-learn-like ``fit`` / ``predict`` / ``score``.
+
+    Parameters
+    ----------
+    model : nn.Module
+        Returns ``(logits, features)`` (a bare logits tensor is accepted). Trained in place.
+    algorithm : SSLAlgorithm
+        Computes the loss of a step, e.g. :class:`sslkit.algorithms.Supervised`.
+    device : "auto", "cpu", "cuda", "cuda:N", "mps" or torch.device
+    optimizer : "adam" or "sgd"; lr, weight_decay, momentum, nesterov : its settings
+        (``momentum`` / ``nesterov`` only for SGD).
+    schedule : None (constant lr) or "cosine" (FixMatch ``cos(7 pi t / 16 T)``).
+    epochs : maximum number of epochs.
+    iterations_per_epoch : None (one pass over the labeled set) or a fixed number of steps per epoch.
+    batch_size, unlabeled_batch_size : labeled / unlabeled batch sizes (paper A: 64 / 256).
+    ema_decay : None or d in [0, 1): evaluate with EMA weights.
+    amp : "auto", True or False (see module docstring).
+    early_stopping : None or :class:`EarlyStopping` (requires validation data in ``fit``).
+    hooks : iterable of :class:`Hook`.
+    seed : int; progress : bool.
+    num_classes : None (inferred as ``1 + max`` label of ``y_l`` and ``y_val``) or the number of classes;
+        pass it when the labeled set may miss the highest classes. Must equal the model's output width.
+
+    Attributes after ``fit``: ``history_``, ``best_epoch_``, ``best_val_acc_`` (None without validation
+    data), ``timings_``, ``epochs_run_``, ``device_``, ``num_classes_``, ``optimizer_``, ``ema_model_``
+    (None without EMA), ``amp_dtype_`` (None when autocast is off).
+    """
+
+    def __init__(self, model, algorithm, *, device="auto", optimizer="adam", lr=1e-3, weight_decay=1e-4,
+                 momentum=0.9, nesterov=True, schedule=None, epochs=200, iterations_per_epoch=None,
+                 batch_size=64, unlabeled_batch_size=256, ema_decay=None, amp="auto", early_stopping=None,
+                 hooks=(), seed=0, progress=True, num_classes=None):
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        if not isinstance(algorithm, SSLAlgorithm):
+            raise TypeError(f"algorithm must be an sslkit.algorithms.SSLAlgorithm, got {type(algorithm).__name__}")
+        if optimizer not in _OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {optimizer!r}")
+        if schedule not in _SCHEDULES:
+            raise ValueError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}")
+        self.lr = _positive_float(lr, "lr")
+        self.weight_decay = _nonneg_float(weight_decay, "weight_decay")
+        self.momentum = _nonneg_float(momentum, "momentum")
+        if self.momentum >= 1:
+            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+        self.epochs = check_count(epochs, "epochs", allow_zero=False)
+        self.iterations_per_epoch = (None if iterations_per_epoch is None
+                                     else check_count(iterations_per_epoch, "iterations_per_epoch", allow_zero=False))
+        self.batch_size = check_count(batch_size, "batch_size", allow_zero=False)
+        self.unlabeled_batch_size = check_count(unlabeled_batch_size, "unlabeled_batch_size", allow_zero=False)
+        if ema_decay is not None:
+            ema_decay = _nonneg_float(ema_decay, "ema_decay")
+            if ema_decay >= 1:
+                raise ValueError(f"ema_decay must be in [0, 1) or None, got {ema_decay!r}")
+        if not (amp == "auto" or isinstance(amp, bool)):
+            raise ValueError(f"amp must be 'auto', True or False, got {amp!r}")
+        if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
+            raise TypeError(f"early_stopping must be None or an EarlyStopping, got {type(early_stopping).__name__}")
+        hooks = list(hooks)
+        for h in hooks:
+            if not isinstance(h, Hook):
+                raise TypeError(f"hooks must contain Hook objects (wrap a function as Hook(fn, every=..., "
+                                f"unit=...)), got {type(h).__name__}")
+        if num_classes is not None:
+            num_classes = check_count(num_classes, "num_classes", allow_zero=False)
+
+        self.model, self.algorithm = model, algorithm
+        self.device, self.optimizer, self.nesterov = device, optimizer, bool(nesterov)
+        self.schedule, self.ema_decay, self.amp = schedule, ema_decay, amp
+        self.early_stopping, self.hooks = early_stopping, hooks
+        self.seed, self.progress, self.num_classes = check_seed(seed), bool(progress), num_classes
+        self.epoch, self.iteration, self.stop_training = 0, 0, False
+        self.ema_model_ = None
+
+    # ------------------------------------------------------------------------------------------ fit
+    def fit(self, X_l, y_l, X_u=None, X_val=None, y_val=None):
+        """Train on labeled ``(X_l, y_l)`` (+ unlabeled ``X_u`` if the algorithm uses it); return self.
+
+        The model is trained in place, starting from its current weights; a second ``fit`` continues
+        from them with a fresh optimiser, EMA copy, history and counters.
+
+        ``X_u`` is ignored (not moved to the device) when ``algorithm.uses_unlabeled`` is False.
+        ``X_val, y_val`` give the per-epoch validation accuracy used for early stopping.
+        """
+        t_fit = time.perf_counter()
+        device = resolve_device(self.device)
+        self.device_ = device
+        seed_everything(self.seed)
+        seed_l, seed_u = derive_seeds(self.seed, 2)
+        algo = self.algorithm
+
+        # ---- data: validate at the boundary, move to the device once
+        Xl = _as_features(X_l, "X_l", device)
+        yl = _as_labels(y_l, "y_l", Xl.shape[0], "X_l", device)
+        self._feature_shape = tuple(Xl.shape[1:])
+        Xu = None
+        if algo.uses_unlabeled:
+            if X_u is None:
+                raise ValueError(f"algorithm {algo.name!r} uses unlabeled data: pass X_u")
+            Xu = _as_features(X_u, "X_u", device)
+            self._check_shape(Xu, "X_u")
+        if (X_val is None) != (y_val is None):
+            raise ValueError("pass both X_val and y_val, or neither")
+        Xv = yv = None
+        if X_val is not None:
+            Xv = _as_features(X_val, "X_val", device)
+            self._check_shape(Xv, "X_val")
+            yv = _as_labels(y_val, "y_val", Xv.shape[0], "X_val", device)
+        if self.early_stopping is not None and Xv is None:
+            raise ValueError("early_stopping needs validation data: pass X_val and y_val to fit")
+
+        k = self.num_classes
+        if k is None:
+            k = int(yl.max()) + 1 if yv is None else max(int(yl.max()), int(yv.max())) + 1
+        _check_label_range(yl, "y_l", k)
+        if yv is not None:
+            _check_label_range(yv, "y_val", k)
+        self.num_classes_ = k
+
+        model = self.model.to(device)
+        with torch.no_grad(), _eval_mode(model):
+            width = logits_of(model, Xl[:2])
+        if width.dim() != 2 or width.shape[1] != k:
+            raise ValueError(f"model outputs logits of shape {tuple(width.shape)} but num_classes is {k}"
+                             + (" (inferred from the labels; pass num_classes)" if self.num_classes is None else ""))
+
+        # ---- optimisation state
+        n_l = Xl.shape[0]
+        steps_per_epoch = self.iterations_per_epoch or math.ceil(n_l / self.batch_size)
+        self.total_steps_ = self.epochs * steps_per_epoch
+        algo.total_steps = self.total_steps_
+        algo.setup(model, num_classes=k, device=device)
+        all_hooks = self.hooks + list(algo.hooks())
+        for h in all_hooks:
+            if not isinstance(h, Hook):
+                raise TypeError(f"{type(algo).__name__}.hooks() must return Hook objects, got {type(h).__name__}")
+        epoch_hooks = [h for h in all_hooks if h.unit == "epoch"]
+        iter_hooks = [h for h in all_hooks if h.unit == "iteration"]
+
+        self.optimizer_ = self._make_optimizer(model)
+        use_amp = self._resolve_amp(device)
+        self.amp_dtype_ = None
+        if use_amp:
+            self.amp_dtype_ = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        scaler = torch.amp.GradScaler(device.type, enabled=self.amp_dtype_ == torch.float16)
+        self.ema_model_ = None
+        if self.ema_decay is not None:
+            self.ema_model_ = copy.deepcopy(model).requires_grad_(False).eval()
+            self._ema_pairs = (list(self.ema_model_.parameters()), list(model.parameters()),
+                               list(self.ema_model_.buffers()), list(model.buffers()))
+
+        gen_l = make_generator(seed_l)
+        gen_u = make_generator(seed_u)
+        l_stream = (_PermutationStream(n_l, self.batch_size, gen_l, device)
+                    if self.iterations_per_epoch else None)
+        u_stream = _PermutationStream(Xu.shape[0], self.unlabeled_batch_size, gen_u, device) if Xu is not None else None
+
+        self.epoch, self.iteration, self.stop_training = 0, 0, False
+        self.history_ = []
+        self.best_epoch_ = self.best_val_acc_ = None
+        self.timings_ = {"setup": 0.0, "train": 0.0, "eval": 0.0, "hooks": 0.0, "total": 0.0}
+        for h in all_hooks:
+            self.timings_[f"hook:{h.name}"] = 0.0
+        best_state, wait = None, 0
+        pbar = self._progress_bar()
+        _sync(device)
+        self.timings_["setup"] = time.perf_counter() - t_fit
+
+        # ---- the loop
+        for _ in range(self.epochs):
+            model.train()
+            t_epoch = time.perf_counter()
+            hook_seconds = 0.0
+            sums, counts, n_it = {}, {}, 0
+            if l_stream is None:
+                perm = torch.randperm(n_l, generator=gen_l).to(device)
+                batches = (perm[i:i + self.batch_size] for i in range(0, n_l, self.batch_size))
+            else:
+                batches = (l_stream.next() for _ in range(self.iterations_per_epoch))
+            for idx in batches:
+                x_u = Xu[u_stream.next()] if u_stream is not None else None
+                with self._autocast(device):
+                    out = algo.loss(model, Xl[idx], yl[idx], x_u, step=self.iteration)
+                if not isinstance(out, LossOutput):
+                    raise TypeError(f"{type(algo).__name__}.loss() must return a LossOutput, got {type(out).__name__}")
+                self.optimizer_.zero_grad(set_to_none=True)
+                scaler.scale(out.loss).backward()
+                scaler.step(self.optimizer_)
+                scaler.update()
+                self.iteration += 1
+                n_it += 1
+                self._set_lr(self.iteration)
+                if self.ema_model_ is not None:
+                    self._ema_update()
+                _accumulate(sums, counts, out)
+                for h in iter_hooks:
+                    if h.due(self.iteration):
+                        hook_seconds += self._run_hook(h, device)
+                if self.stop_training:
+                    break
+            _sync(device)
+            self.timings_["train"] += time.perf_counter() - t_epoch - hook_seconds
+            self.epoch += 1
+
+            record = {"epoch": self.epoch, "iterations": n_it}
+            record.update({key: float(sums[key]) / counts[key] for key in sums})
+            if not math.isfinite(record["loss"]):
+                raise FloatingPointError(f"training loss is {record['loss']} in epoch {self.epoch}: "
+                                         "lower the learning rate or check the inputs")
+            if Xv is not None:
+                t_eval = time.perf_counter()
+                val_acc = self._accuracy(Xv, yv)
+                self.timings_["eval"] += time.perf_counter() - t_eval
+                record["val_acc"] = val_acc
+                es = self.early_stopping or EarlyStopping(patience=1, min_delta=0.0)
+                if self.best_val_acc_ is None or es.is_improvement(val_acc, self.best_val_acc_):
+                    self.best_val_acc_, self.best_epoch_, wait = val_acc, self.epoch, 0
+                    if self.early_stopping is not None:
+                        best_state = self._snapshot()
+                else:
+                    wait += 1
+            record["lr"] = self.optimizer_.param_groups[0]["lr"]
+            record["seconds"] = time.perf_counter() - t_epoch
+            self.history_.append(record)
+
+            for h in epoch_hooks:
+                if h.due(self.epoch):
+                    self._run_hook(h, device)
+            if self.early_stopping is not None and wait >= self.early_stopping.patience:
+                self.stop_training = True
+            if pbar is not None:
+                pbar.update(1)
+                pbar.set_postfix({k2: f"{record[k2]:.4f}" for k2 in ("loss", "val_acc") if k2 in record})
+            if self.stop_training:
+                break
+
+        if pbar is not None:
+            pbar.close()
+        if best_state is not None:
+            self._restore(best_state)
+        self.epochs_run_ = self.epoch
+        _sync(device)
+        self.timings_["total"] = time.perf_counter() - t_fit
+        return self
+
+    # ------------------------------------------------------------------------------------ inference
+    @property
+    def eval_model(self) -> nn.Module:
+        """The model used for evaluation: the EMA copy when ``ema_decay`` is set, else ``model``."""
+        return self.ema_model_ if self.ema_model_ is not None else self.model
+
+    def predict_proba(self, X, batch_size: int = 1024):
+        """Class probabilities (softmax of the logits), float32, shape (n, num_classes).
+
+        Returns a numpy array for numpy (or array-like) input and a tensor on ``X``'s device for tensor
+        input. Uses the EMA weights when EMA is on.
+        """
+        Xt = self._inference_input(X)
+        proba = torch.softmax(self._logits(Xt, batch_size), dim=1)
+        return proba.to(X.device) if isinstance(X, torch.Tensor) else proba.cpu().numpy()
+
+    def predict(self, X, batch_size: int = 1024):
+        """Predicted class labels (int64): numpy for numpy input, a tensor on ``X``'s device for tensors."""
+        Xt = self._inference_input(X)
+        labels = self._logits(Xt, batch_size).argmax(dim=1)
+        return labels.to(X.device) if isinstance(X, torch.Tensor) else labels.cpu().numpy()
+
+    def score(self, X, y, batch_size: int = 1024) -> float:
+        """Accuracy of :meth:`predict` on ``(X, y)`` as a Python float."""
+        Xt = self._inference_input(X)
+        yt = _as_labels(y, "y", Xt.shape[0], "X", self.device_)
+        return self._accuracy(Xt, yt, batch_size)
+
+    # -------------------------------------------------------------------------------------- helpers
+    def _inference_input(self, X) -> torch.Tensor:
+        if not hasattr(self, "history_"):
+            raise RuntimeError("this Trainer is not fitted yet: call fit() first")
+        Xt = _as_features(X, "X", self.device_)
+        self._check_shape(Xt, "X")
+        return Xt
+
+    def _check_shape(self, X: torch.Tensor, name: str) -> None:
+        if tuple(X.shape[1:]) != self._feature_shape:
+            raise ValueError(f"{name} has sample shape {tuple(X.shape[1:])} but X_l has {self._feature_shape}")
+
+    def _logits(self, X: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
+        batch_size = check_count(batch_size, "batch_size", allow_zero=False)
+        model = self.eval_model
+        chunks = []
+        with torch.no_grad(), _eval_mode(model), self._autocast(X.device):
+            for i in range(0, X.shape[0], batch_size):
+                chunks.append(logits_of(model, X[i:i + batch_size]).float())
+        return torch.cat(chunks)
+
+    def _accuracy(self, X: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> float:
+        correct = (self._logits(X, batch_size).argmax(dim=1) == y).sum()
+        return float(correct) / X.shape[0]
+
+    def _make_optimizer(self, model: nn.Module) -> torch.optim.Optimizer:
+        params = [p for p in model.parameters() if p.requires_grad]
+        if not params:
+            raise ValueError("model has no trainable parameters")
+        if self.optimizer == "adam":
+            return torch.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
+        return torch.optim.SGD(params, lr=self.lr, momentum=self.momentum, weight_decay=self.weight_decay,
+                               nesterov=self.nesterov and self.momentum > 0)
+
+    def _set_lr(self, step: int) -> None:
+        if self.schedule == "cosine":
+            lr = self.lr * cosine_lr_factor(step, self.total_steps_)
+            for group in self.optimizer_.param_groups:
+                group["lr"] = lr
+
+    def _autocast(self, device: torch.device):
+        """Autocast to ``amp_dtype_`` on ``device`` when mixed precision is on, else a no-op context."""
+        if self.amp_dtype_ is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=device.type, dtype=self.amp_dtype_)
+
+    def _resolve_amp(self, device: torch.device) -> bool:
+        if self.amp == "auto":
+            return device.type == "cuda"
+        if self.amp and device.type != "cuda":
+            warnings.warn(f"amp=True is only supported on CUDA; training on {device} in float32",
+                          RuntimeWarning, stacklevel=3)
+            return False
+        return bool(self.amp)
+
+    @torch.no_grad()
+    def _ema_update(self) -> None:
+        ema_p, p, ema_b, b = self._ema_pairs
+        d = self.ema_decay
+        torch._foreach_mul_(ema_p, d)
+        torch._foreach_add_(ema_p, p, alpha=1.0 - d)
+        for eb, mb in zip(ema_b, b):
+            eb.copy_(mb)
+
+    def _snapshot(self) -> dict:
+        def clone(m):
+            return {k: v.detach().clone() for k, v in m.state_dict().items()}
+        return {"model": clone(self.model), "ema": clone(self.ema_model_) if self.ema_model_ is not None else None}
+
+    def _restore(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        if state["ema"] is not None:
+            self.ema_model_.load_state_dict(state["ema"])
+
+    def _run_hook(self, hook: Hook, device: torch.device) -> float:
+        _sync(device)
+        t0 = time.perf_counter()
+        hook.fn(self)
+        _sync(device)
+        seconds = time.perf_counter() - t0
+        self.timings_["hooks"] += seconds
+        self.timings_[f"hook:{hook.name}"] += seconds
+        return seconds
+
+    def _progress_bar(self):
+        env = os.environ.get("SSLKIT_PROGRESS", "").strip().lower()
+        if not self.progress or env in ("0", "false", "no", "off"):
+            return None
+        from tqdm.auto import tqdm  # imported lazily: tqdm.auto may warn in notebooks without ipywidgets
+        return tqdm(total=self.epochs, desc=self.algorithm.name, unit="epoch")
+
+    def __repr__(self) -> str:
+        return (f"Trainer(model={type(self.model).__name__}, algorithm={self.algorithm!r}, "
+                f"optimizer={self.optimizer!r}, lr={self.lr}, epochs={self.epochs}, seed={self.seed})")
+
+
+class _eval_mode:
+    """Context manager: put a module in eval mode and restore its previous train/eval flags (per
+    sub-module) afterwards, so hooks may evaluate in the middle of training."""
+
+    def __init__(self, model: nn.Module):
+        self.model = model
+
+    def __enter__(self):
+        self.flags = [(m, m.training) for m in self.model.modules()]
+        self.model.eval()
+        return self.model
+
+    def __exit__(self, *exc):
+        for m, flag in self.flags:
+            m.training = flag
+        return False
+
+
+def _accumulate(sums: dict, counts: dict, out: LossOutput) -> None:
+    """Add one step's logs to the running sums (tensors stay on their device: no sync per step)."""
+    logs = out.logs
+    items = list(logs.items())
+    if "loss" not in logs:
+        items.insert(0, ("loss", out.loss.detach()))
+    for key, value in items:
+        if isinstance(value, torch.Tensor):
+            value = value.detach().float()
+        sums[key] = sums.get(key, 0.0) + value
+        counts[key] = counts.get(key, 0) + 1
+
+
+def _positive_float(value, name: str) -> float:
+    value = _nonneg_float(value, name)
+    if value == 0:
+        raise ValueError(f"{name} must be positive, got {value!r}")
+    return value
+
+
+def _nonneg_float(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)

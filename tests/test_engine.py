@@ -1,0 +1,533 @@
+"""Tests of sslkit.engine.Trainer: training, batching, schedule, EMA, early stopping, hooks, seeding,
+timing, progress and input validation. Uses a tiny local MLP (no dependency on sslkit.models)."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sslkit.algorithms import Hook, LossOutput, SSLAlgorithm, Supervised
+from sslkit.engine import EarlyStopping, Trainer, cosine_lr_factor
+
+torch.set_num_threads(1)
+
+
+class TinyNet(nn.Module):
+    """2-layer MLP returning (logits, features), optionally with BatchNorm and dropout."""
+
+    def __init__(self, d_in=2, k=2, hidden=16, bn=False, dropout=0.0):
+        super().__init__()
+        self.fc1 = nn.Linear(d_in, hidden)
+        self.bn = nn.BatchNorm1d(hidden) if bn else nn.Identity()
+        self.drop = nn.Dropout(dropout)
+        self.fc2 = nn.Linear(hidden, k)
+        self.feature_dim = hidden
+
+    def forward(self, x):
+        h = self.drop(F.relu(self.bn(self.fc1(x))))
+        return self.fc2(h), h
+
+
+class ConstNet(nn.Module):
+    """Ignores x: logits = bias. On a balanced binary validation set its accuracy is always 0.5."""
+
+    def __init__(self, k=2):
+        super().__init__()
+        self.bias = nn.Parameter(torch.tensor([0.3, -0.3])[:k].clone())
+
+    def forward(self, x):
+        logits = self.bias.expand(x.shape[0], -1) + 0.0 * x[:, :1]
+        return logits, logits
+
+
+def blobs(n=400, seed=0, sep=3.0):
+    """Two well separated 2-D Gaussian blobs, balanced, float64 numpy."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = rng.normal(size=(n, 2)) + sep * np.stack([2 * y - 1, np.zeros(n)], axis=1)
+    return X, y.astype(np.int64)
+
+
+def net(seed=0, **kw):
+    torch.manual_seed(seed)
+    return TinyNet(**kw)
+
+
+def quiet(model, algorithm=None, **kw):
+    kw.setdefault("progress", False)
+    kw.setdefault("device", "cpu")
+    return Trainer(model, algorithm or Supervised(), **kw)
+
+
+def strip_seconds(history):
+    return [{k: v for k, v in rec.items() if k != "seconds"} for rec in history]
+
+
+class Recorder(SSLAlgorithm):
+    """Dummy algorithm: supervised CE, records every call's inputs."""
+
+    name = "recorder"
+
+    def __init__(self, uses_unlabeled=False, trainer_ref=None):
+        self.uses_unlabeled = uses_unlabeled
+        self.calls = []
+        self.trainer = trainer_ref
+
+    def loss(self, model, x_l, y_l, x_u, *, step):
+        lr = self.trainer.optimizer_.param_groups[0]["lr"] if self.trainer is not None else None
+        self.calls.append({"x_l": x_l.clone(), "y_l": y_l.clone(), "x_u": None if x_u is None else x_u.clone(),
+                           "step": step, "training": model.training, "lr": lr})
+        logits, _ = model(x_l)
+        ce = F.cross_entropy(logits, y_l)
+        self.calls[-1]["ce"] = float(ce.detach())
+        return LossOutput(ce, {"loss": float(ce.detach()), "extra": 2.0})
+
+
+# ------------------------------------------------------------------------------------------ training
+
+def test_supervised_reaches_high_accuracy_and_loss_decreases():
+    X, y = blobs(600, seed=0)
+    Xt, yt = blobs(400, seed=1)
+    tr = quiet(net(0), lr=1e-2, epochs=15, batch_size=32).fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
+    assert tr.score(Xt, yt) > 0.95
+    losses = [r["loss"] for r in tr.history_]
+    assert losses[-1] < 0.5 * losses[0]
+    assert tr.epochs_run_ == 15 and len(tr.history_) == 15
+    assert [r["epoch"] for r in tr.history_] == list(range(1, 16))
+    assert all(r["iterations"] == math.ceil(200 / 32) for r in tr.history_)
+    assert set(tr.history_[0]) == {"epoch", "iterations", "loss", "val_acc", "lr", "seconds"}
+    assert tr.device_ == torch.device("cpu") and tr.num_classes_ == 2
+    assert tr.best_val_acc_ == max(r["val_acc"] for r in tr.history_)
+
+
+def test_logs_are_averaged_per_epoch():
+    X, y = blobs(64)
+    algo = Recorder()
+    tr = quiet(net(0), algo, epochs=2, batch_size=16).fit(X, y)
+    ces = [c["ce"] for c in algo.calls]
+    assert tr.history_[0]["loss"] == pytest.approx(np.mean(ces[:4]), rel=1e-12)
+    assert tr.history_[1]["loss"] == pytest.approx(np.mean(ces[4:]), rel=1e-12)
+    assert tr.history_[0]["extra"] == 2.0
+    assert len(algo.calls) == 8 and [c["step"] for c in algo.calls] == list(range(8))
+
+
+def test_determinism_same_seed_identical_different_seed_differs():
+    X, y = blobs(200)
+    Xu = np.random.default_rng(3).normal(size=(300, 2))
+
+    def run(seed, noise):
+        model = net(0, dropout=0.3)
+        torch.manual_seed(noise)  # fit must reseed the global RNG (dropout) itself
+        tr = quiet(model, Recorder(uses_unlabeled=True), epochs=3, batch_size=16, unlabeled_batch_size=32,
+                   seed=seed).fit(X[:100], y[:100], X_u=Xu, X_val=X[100:], y_val=y[100:])
+        return tr, model.state_dict()
+
+    (a, wa), (b, wb), (c, wc) = run(5, 1), run(5, 2), run(6, 1)
+    assert strip_seconds(a.history_) == strip_seconds(b.history_)
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    assert all(torch.equal(p["x_u"], q["x_u"]) for p, q in zip(a.algorithm.calls, b.algorithm.calls))
+    assert strip_seconds(a.history_) != strip_seconds(c.history_)
+    assert not all(torch.equal(wa[k], wc[k]) for k in wa)
+
+
+# ------------------------------------------------------------------------------------------ batching
+
+def test_labeled_epoch_is_one_pass_and_unlabeled_batches_have_requested_size():
+    n_l, n_u = 100, 1000
+    X_l = np.stack([np.arange(n_l, dtype=float), np.zeros(n_l)], axis=1)  # column 0 = row id
+    y_l = np.arange(n_l) % 2
+    X_u = np.stack([np.arange(n_u, dtype=float), np.ones(n_u)], axis=1)
+    algo = Recorder(uses_unlabeled=True)
+    quiet(net(0), algo, epochs=3, batch_size=32, unlabeled_batch_size=48, lr=1e-6).fit(X_l, y_l, X_u=X_u)
+    calls = algo.calls
+    assert len(calls) == 3 * 4
+    assert [c["x_l"].shape[0] for c in calls] == [32, 32, 32, 4] * 3  # last partial batch kept
+    for e in range(3):  # each epoch sees every labeled row exactly once, labels aligned with rows
+        ids = torch.cat([c["x_l"][:, 0] for c in calls[4 * e:4 * e + 4]]).long()
+        assert sorted(ids.tolist()) == list(range(n_l))
+        ys = torch.cat([c["y_l"] for c in calls[4 * e:4 * e + 4]])
+        assert torch.equal(ys, ids % 2)
+    orders = [torch.cat([c["x_l"][:, 0] for c in calls[4 * e:4 * e + 4]]) for e in range(3)]
+    assert not torch.equal(orders[0], orders[1])  # reshuffled each epoch
+    assert all(c["x_u"].shape == (48, 2) for c in calls)
+    assert all(torch.all(c["x_u"][:, 1] == 1) for c in calls)
+    u_ids = torch.cat([c["x_u"][:, 0] for c in calls]).long()  # 12 * 48 = 576 < 1000: no repeats yet
+    assert len(set(u_ids.tolist())) == 576
+
+
+def test_unlabeled_not_drawn_when_algorithm_does_not_use_it():
+    X, y = blobs(40)
+    algo = Recorder(uses_unlabeled=False)
+    quiet(net(0), algo, epochs=1, batch_size=16).fit(X, y, X_u=np.full((50, 2), np.nan))  # ignored entirely
+    assert len(algo.calls) == 3 and all(c["x_u"] is None for c in algo.calls)
+
+
+def test_unlabeled_stream_cycles_and_small_unlabeled_set():
+    X, y = blobs(32)
+    X_u = np.stack([np.arange(10, dtype=float), np.zeros(10)], axis=1)
+    algo = Recorder(uses_unlabeled=True)
+    quiet(net(0), algo, epochs=2, batch_size=16, unlabeled_batch_size=64).fit(X, y, X_u=X_u)
+    for c in algo.calls:  # batch capped at n_u = 10: each batch is one permutation of U
+        assert sorted(c["x_u"][:, 0].long().tolist()) == list(range(10))
+
+
+def test_iterations_per_epoch_fixed_count_and_full_batches():
+    X, y = blobs(50)
+    algo = Recorder()
+    tr = quiet(net(0), algo, epochs=2, iterations_per_epoch=7, batch_size=16).fit(X, y)
+    assert [r["iterations"] for r in tr.history_] == [7, 7]
+    assert all(c["x_l"].shape[0] == 16 for c in algo.calls) and len(algo.calls) == 14
+    algo2 = Recorder()
+    quiet(net(0), algo2, epochs=1, iterations_per_epoch=3, batch_size=64).fit(X[:20], y[:20])
+    assert all(c["x_l"].shape[0] == 20 for c in algo2.calls)
+
+
+def test_tensor_inputs_accepted():
+    X, y = blobs(80)
+    tr = quiet(net(0), epochs=2).fit(torch.tensor(X), torch.tensor(y))
+    pred = tr.predict(torch.tensor(X, dtype=torch.float32))
+    assert isinstance(pred, torch.Tensor) and pred.dtype == torch.int64
+
+
+# ------------------------------------------------------------------------------------------ schedule
+
+def test_cosine_schedule_values():
+    X, y = blobs(64)
+    algo = Recorder()
+    seen = []
+    T = 4 * 4
+    tr = quiet(net(0), algo, optimizer="sgd", lr=0.1, schedule="cosine", epochs=4, batch_size=16,
+               hooks=[Hook(lambda t: seen.append(t.optimizer_.param_groups[0]["lr"]), unit="iteration")])
+    algo.trainer = tr
+    tr.fit(X, y)
+    used = [c["lr"] for c in algo.calls]  # lr used by step t = 0 .. T-1
+    assert tr.total_steps_ == T and algo.total_steps == T
+    assert used[0] == pytest.approx(0.1, abs=0, rel=1e-12)
+    assert used[T // 2] == pytest.approx(0.1 * math.cos(7 * math.pi / 32), rel=1e-12)
+    assert seen[-1] == pytest.approx(0.1 * math.cos(7 * math.pi / 16), rel=1e-12)  # after T steps
+    assert used == pytest.approx([0.1 * math.cos(7 * math.pi * t / (16 * T)) for t in range(T)], rel=1e-12)
+    assert tr.history_[-1]["lr"] == seen[-1]
+    assert cosine_lr_factor(0, 10) == 1.0 and cosine_lr_factor(10, 10) == pytest.approx(math.cos(7 * math.pi / 16))
+
+
+def test_constant_lr_without_schedule_and_optimizer_settings():
+    X, y = blobs(64)
+    tr = quiet(net(0), optimizer="sgd", lr=0.05, weight_decay=5e-4, epochs=2).fit(X, y)
+    g = tr.optimizer_.param_groups[0]
+    assert isinstance(tr.optimizer_, torch.optim.SGD) and g["nesterov"] and g["momentum"] == 0.9
+    assert g["weight_decay"] == 5e-4 and all(r["lr"] == 0.05 for r in tr.history_)
+    tr = quiet(net(0), epochs=1).fit(X, y)
+    assert isinstance(tr.optimizer_, torch.optim.Adam)
+    assert tr.optimizer_.param_groups[0]["lr"] == 1e-3 and tr.optimizer_.param_groups[0]["weight_decay"] == 1e-4
+
+
+# ----------------------------------------------------------------------------------------------- EMA
+
+def test_ema_after_one_step_matches_formula_and_is_used_for_prediction():
+    X, y = blobs(64)
+    model = net(0, bn=True)
+    p0 = {k: v.detach().clone() for k, v in model.named_parameters()}
+    d = 0.9
+    tr = quiet(model, optimizer="sgd", lr=0.5, ema_decay=d, epochs=1, iterations_per_epoch=1,
+               batch_size=16).fit(X, y)
+    ema = dict(tr.ema_model_.named_parameters())
+    for k, p1 in model.named_parameters():
+        assert not torch.equal(p1, p0[k])
+        assert torch.allclose(ema[k], d * p0[k] + (1 - d) * p1.detach(), rtol=1e-6, atol=1e-7)
+    for (k, b), (_, eb) in zip(model.named_buffers(), tr.ema_model_.named_buffers()):
+        assert torch.equal(b, eb), k  # buffers copied, not averaged
+    assert tr.eval_model is tr.ema_model_ and tr.ema_model_ is not model
+    with torch.no_grad():
+        expect = tr.ema_model_.eval()(torch.tensor(X, dtype=torch.float32))[0].argmax(1).numpy()
+    assert np.array_equal(tr.predict(X), expect)
+    assert model.training  # raw model untouched by evaluation
+
+
+def test_no_ema_by_default():
+    X, y = blobs(32)
+    tr = quiet(net(0), epochs=1).fit(X, y)
+    assert tr.ema_model_ is None and tr.eval_model is tr.model
+
+
+# ----------------------------------------------------------------------------------- early stopping
+
+class ScriptedTrainer(Trainer):
+    """Validation accuracy follows a fixed script (one value per epoch)."""
+
+    def __init__(self, *a, script=(), **kw):
+        super().__init__(*a, **kw)
+        self.script = list(script)
+
+    def _accuracy(self, X, y, batch_size=1024):
+        return self.script[self.epoch - 1]
+
+
+def test_early_stopping_real_model_that_cannot_improve_restores_best():
+    X, y = blobs(64)  # balanced: ConstNet always has validation accuracy 0.5
+    model = ConstNet()
+    snaps = []
+    tr = quiet(model, lr=0.05, epochs=50, batch_size=16, early_stopping=EarlyStopping(patience=2, min_delta=1e-4),
+               hooks=[Hook(lambda t: snaps.append(t.model.bias.detach().clone()))])
+    tr.fit(X, y, X_val=X, y_val=y)
+    assert tr.epochs_run_ == 3 and len(tr.history_) == 3
+    assert [r["val_acc"] for r in tr.history_] == [0.5, 0.5, 0.5]
+    assert tr.best_epoch_ == 1 and tr.best_val_acc_ == 0.5
+    assert not torch.equal(snaps[0], snaps[2])  # weights moved after epoch 1 ...
+    assert torch.equal(model.bias.detach(), snaps[0])  # ... and the epoch-1 weights were restored
+
+
+def test_early_stopping_scripted_patience_and_restore():
+    X, y = blobs(64)
+    snaps = []
+    tr = ScriptedTrainer(net(0), Supervised(), device="cpu", progress=False, lr=0.05, epochs=20, batch_size=16,
+                         early_stopping=EarlyStopping(patience=3), script=[0.5, 0.6, 0.55, 0.6, 0.6, 0.7, 0.9],
+                         hooks=[Hook(lambda t: snaps.append({k: v.clone() for k, v in t.model.state_dict().items()}))])
+    tr.fit(X, y, X_val=X, y_val=y)
+    assert tr.epochs_run_ == 5 and tr.best_epoch_ == 2 and tr.best_val_acc_ == 0.6
+    final = tr.model.state_dict()
+    assert all(torch.equal(final[k], snaps[1][k]) for k in final)
+
+
+def test_min_delta_semantics():
+    X, y = blobs(32)
+    tr = ScriptedTrainer(net(0), Supervised(), device="cpu", progress=False, epochs=4, batch_size=16,
+                         early_stopping=EarlyStopping(patience=10, min_delta=0.25), script=[0.25, 0.5, 0.5000001, 0.76])
+    tr.fit(X, y, X_val=X, y_val=y)
+    # 0.5 is not > 0.25 + 0.25; 0.5000001 is; 0.76 > 0.5000001 + 0.25
+    assert tr.best_epoch_ == 4 and tr.best_val_acc_ == 0.76
+    es = EarlyStopping()
+    assert (es.patience, es.min_delta) == (20, 1e-4)
+    assert es.is_improvement(0.80011, 0.8) and not es.is_improvement(0.80005, 0.8)
+    assert not EarlyStopping(min_delta=0.0).is_improvement(0.8, 0.8)
+
+
+def test_without_early_stopping_final_weights_kept_best_reported():
+    X, y = blobs(32)
+    tr = ScriptedTrainer(net(0), Supervised(), device="cpu", progress=False, epochs=3, batch_size=16,
+                         script=[0.9, 0.5, 0.5])
+    snaps = []
+    tr.hooks = [Hook(lambda t: snaps.append({k: v.clone() for k, v in t.model.state_dict().items()}))]
+    tr.fit(X, y, X_val=X, y_val=y)
+    assert tr.epochs_run_ == 3 and tr.best_epoch_ == 1
+    assert all(torch.equal(tr.model.state_dict()[k], snaps[2][k]) for k in snaps[2])
+
+
+def test_early_stopping_without_validation_is_an_error_only_when_requested():
+    X, y = blobs(32)
+    with pytest.raises(ValueError, match="early_stopping"):
+        quiet(net(0), epochs=1, early_stopping=EarlyStopping()).fit(X, y)
+    tr = quiet(net(0), epochs=1).fit(X, y)
+    assert tr.best_epoch_ is None and tr.best_val_acc_ is None and "val_acc" not in tr.history_[0]
+
+
+# --------------------------------------------------------------------------------------------- hooks
+
+class HookedAlgo(Recorder):
+    def __init__(self):
+        super().__init__()
+        self.epochs_seen = []
+
+    def hooks(self):
+        return [Hook(lambda t: self.epochs_seen.append(t.epoch), every=1, unit="epoch", name="algo_hook")]
+
+
+def test_hooks_called_exact_number_of_times():
+    X, y = blobs(100)  # 4 iterations per epoch at batch 32
+    ep, it = [], []
+    algo = HookedAlgo()
+    tr = quiet(net(0), algo, epochs=5, batch_size=32,
+               hooks=[Hook(lambda t: ep.append((t.epoch, len(t.history_))), every=2, unit="epoch"),
+                      Hook(lambda t: it.append(t.iteration), every=3, unit="iteration", name="it")])
+    tr.fit(X, y)
+    assert ep == [(2, 2), (4, 4)]
+    assert it == [3, 6, 9, 12, 15, 18]
+    assert algo.epochs_seen == [1, 2, 3, 4, 5]
+    assert {"hook:algo_hook", "hook:it", "hook:<lambda>"} <= set(tr.timings_)
+
+
+def test_hook_can_stop_training_mid_epoch_and_sees_train_mode_preserved():
+    X, y = blobs(100)
+    algo = Recorder()
+
+    def stopper(t):
+        t.score(X, y)  # evaluation inside training must not leave the model in eval mode
+        if t.iteration == 5:
+            t.stop_training = True
+
+    tr = quiet(net(0, dropout=0.2), algo, epochs=10, batch_size=32, hooks=[Hook(stopper, unit="iteration")]).fit(X, y)
+    assert tr.epochs_run_ == 2 and [r["iterations"] for r in tr.history_] == [4, 1]
+    assert all(c["training"] for c in algo.calls)
+
+
+# -------------------------------------------------------------------------------------------- timing
+
+def test_timings_present_nonnegative_and_consistent():
+    X, y = blobs(64)
+    tr = quiet(net(0), epochs=2, batch_size=16, hooks=[Hook(lambda t: time.sleep(0.02), name="nap")])
+    tr.fit(X, y, X_val=X, y_val=y)
+    t = tr.timings_
+    assert {"setup", "train", "eval", "hooks", "total", "hook:nap"} <= set(t)
+    assert all(v >= 0 for v in t.values())
+    assert t["hooks"] == t["hook:nap"] >= 0.04
+    assert t["setup"] + t["train"] + t["eval"] + t["hooks"] <= t["total"] + 1e-9
+    assert t["train"] > 0 and t["eval"] > 0
+    assert all(r["seconds"] > 0 for r in tr.history_)
+
+
+# ------------------------------------------------------------------------------------------ progress
+
+def test_progress_silenced_and_enabled(capsys, monkeypatch):
+    X, y = blobs(32)
+    monkeypatch.delenv("SSLKIT_PROGRESS", raising=False)
+    quiet(net(0), epochs=2, progress=False).fit(X, y)
+    out = capsys.readouterr()
+    assert out.err == "" and out.out == ""
+    monkeypatch.setenv("SSLKIT_PROGRESS", "0")
+    quiet(net(0), epochs=2, progress=True).fit(X, y)
+    out = capsys.readouterr()
+    assert out.err == "" and out.out == ""
+    monkeypatch.delenv("SSLKIT_PROGRESS")
+    quiet(net(0), epochs=2, progress=True).fit(X, y)
+    assert "supervised" in capsys.readouterr().err  # positive control: the bar is printed
+
+
+# ---------------------------------------------------------------------------------- amp and devices
+
+def test_amp_auto_off_on_cpu_and_amp_true_warns():
+    X, y = blobs(32)
+    tr = quiet(net(0), epochs=1).fit(X, y)
+    assert tr.amp_dtype_ is None
+    with pytest.warns(RuntimeWarning, match="amp=True"):
+        tr = quiet(net(0), epochs=1, amp=True).fit(X, y)
+    assert tr.amp_dtype_ is None
+
+
+# ------------------------------------------------------------------------------- predict and score
+
+def test_predict_proba_predict_score_consistent():
+    X, y = blobs(100)
+    tr = quiet(net(0), lr=1e-2, epochs=3).fit(X, y)
+    proba = tr.predict_proba(X)
+    pred = tr.predict(X, batch_size=7)
+    assert isinstance(proba, np.ndarray) and proba.shape == (100, 2) and proba.dtype == np.float32
+    assert np.allclose(proba.sum(1), 1, atol=1e-6)
+    assert pred.dtype == np.int64 and np.array_equal(pred, proba.argmax(1))
+    assert tr.score(X, y) == pytest.approx(np.mean(pred == y))
+    assert isinstance(tr.score(X, y), float)
+    with pytest.raises(ValueError, match="sample shape"):
+        tr.predict(np.zeros((3, 5)))
+
+
+def test_num_classes_inference_and_checks():
+    X, y = blobs(60)
+    y3 = y.copy()
+    tr = quiet(net(0, k=3), epochs=1).fit(X, y, X_val=X[:3], y_val=np.array([0, 1, 2]))
+    assert tr.num_classes_ == 3
+    tr = quiet(net(0, k=3), epochs=1, num_classes=3).fit(X, y3)
+    assert tr.num_classes_ == 3
+    with pytest.raises(ValueError, match="num_classes"):
+        quiet(net(0, k=3), epochs=1).fit(X, y)  # inferred 2, model has 3 outputs
+    with pytest.raises(ValueError, match="num_classes is 4"):
+        quiet(net(0, k=3), epochs=1, num_classes=4).fit(X, y)
+
+
+# -------------------------------------------------------------------------------------- validation
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"X_l": np.zeros((10, 2)), "y_l": np.zeros(9, dtype=int)}, ValueError, "X_l has 10 samples but y_l has 9"),
+    ({"y_l": np.zeros(10)}, TypeError, "y_l must contain integer"),
+    ({"y_l": np.full(10, 2)}, ValueError, r"y_l has labels in \[2, 2\]"),
+    ({"y_l": np.array([-1] + [0] * 9)}, ValueError, "y_l has labels"),
+    ({"X_l": np.zeros((0, 2)), "y_l": np.zeros(0, dtype=int)}, ValueError, "X_l is empty"),
+    ({"X_l": np.array([[np.nan, 0]] + [[0, 0]] * 9)}, ValueError, "X_l contains NaN"),
+    ({"X_l": np.zeros((10, 2), dtype=np.uint8)}, TypeError, "X_l must have a floating dtype"),
+    ({"X_l": np.zeros(10)}, ValueError, "X_l must have shape"),
+    ({"X_val": np.zeros((4, 2))}, ValueError, "X_val and y_val"),
+    ({"X_val": np.full((4, 2), np.inf), "y_val": np.zeros(4, dtype=int)}, ValueError, "X_val contains NaN"),
+    ({"X_val": np.zeros((4, 3)), "y_val": np.zeros(4, dtype=int)}, ValueError, "X_val has sample shape"),
+    ({"X_val": np.zeros((4, 2)), "y_val": np.array([0, 1, 2, 0])}, ValueError, "y_val has labels"),
+])
+def test_fit_input_errors_name_the_argument(kwargs, exc, match):
+    args = {"X_l": np.zeros((10, 2)), "y_l": np.arange(10) % 2}
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        quiet(net(0), epochs=1, num_classes=2).fit(**args)
+
+
+def test_missing_unlabeled_data_and_bad_unlabeled_shape():
+    X, y = blobs(20)
+    with pytest.raises(ValueError, match="X_u"):
+        quiet(net(0), Recorder(uses_unlabeled=True), epochs=1).fit(X, y)
+    with pytest.raises(ValueError, match="X_u has sample shape"):
+        quiet(net(0), Recorder(uses_unlabeled=True), epochs=1).fit(X, y, X_u=np.zeros((5, 3)))
+    with pytest.raises(ValueError, match="X_u is empty"):
+        quiet(net(0), Recorder(uses_unlabeled=True), epochs=1).fit(X, y, X_u=np.zeros((0, 2)))
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"optimizer": "rmsprop"}, ValueError, "optimizer"),
+    ({"schedule": "linear"}, ValueError, "schedule"),
+    ({"epochs": 0}, ValueError, "epochs"),
+    ({"batch_size": 2.5}, TypeError, "batch_size"),
+    ({"lr": 0}, ValueError, "lr"),
+    ({"ema_decay": 1.0}, ValueError, "ema_decay"),
+    ({"amp": "yes"}, ValueError, "amp"),
+    ({"seed": 1.5}, TypeError, "seed"),
+    ({"hooks": [lambda t: None]}, TypeError, "Hook"),
+    ({"early_stopping": 20}, TypeError, "early_stopping"),
+    ({"num_classes": 0}, ValueError, "num_classes"),
+])
+def test_constructor_errors(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        Trainer(net(0), Supervised(), **kwargs)
+
+
+def test_bad_model_algorithm_and_loss_output():
+    with pytest.raises(TypeError, match="model"):
+        Trainer(lambda x: x, Supervised())
+    with pytest.raises(TypeError, match="algorithm"):
+        Trainer(net(0), "supervised")
+
+    class Bad(SSLAlgorithm):
+        def loss(self, model, x_l, y_l, x_u, *, step):
+            return model(x_l)[0].sum()
+
+    X, y = blobs(20)
+    with pytest.raises(TypeError, match="LossOutput"):
+        quiet(net(0), Bad(), epochs=1).fit(X, y)
+    with pytest.raises(RuntimeError, match="fit"):
+        quiet(net(0)).predict(X)
+
+
+def test_non_finite_loss_raises():
+    class Exploding(SSLAlgorithm):
+        def loss(self, model, x_l, y_l, x_u, *, step):
+            return LossOutput(model(x_l)[0].sum() * float("nan"))
+
+    X, y = blobs(20)
+    with pytest.raises(FloatingPointError, match="epoch 1"):
+        quiet(net(0), Exploding(), epochs=2).fit(X, y)
+
+
+@pytest.mark.parametrize("bf16", [True, False])
+def test_mixed_precision_code_path_simulated_on_cpu(monkeypatch, bf16):
+    """The CUDA autocast/GradScaler path, exercised on CPU by pretending AMP is available."""
+    monkeypatch.setattr(Trainer, "_resolve_amp", lambda self, device: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
+    X, y = blobs(200)
+    Xt, yt = blobs(200, seed=1)
+    dtypes = []
+
+    class Probe(Supervised):
+        def loss(self, model, x_l, y_l, x_u, *, step):
+            dtypes.append(model(x_l)[0].dtype)
+            return super().loss(model, x_l, y_l, x_u, step=step)
+
+    tr = quiet(net(0), Probe(), lr=1e-2, epochs=10, batch_size=32).fit(X, y)
+    want = torch.bfloat16 if bf16 else torch.float16
+    assert tr.amp_dtype_ == want and set(dtypes) == {want}
+    assert tr.predict_proba(X).dtype == np.float32 and tr.score(Xt, yt) > 0.95
