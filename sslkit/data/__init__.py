@@ -1,0 +1,79 @@
+"""Data layer: real datasets, synthetic toy distributions and seeded splits.
+
+* loading -- :func:`load_dataset` returns a :class:`Dataset` (``DATASETS`` lists the names);
+  :func:`standardize` (tabular, fitted on training rows only) and :func:`images_to_tensor`.
+* splits -- :func:`make_split` / :class:`Split`, :func:`binary_task`, :func:`paper_a_regime`,
+  :func:`ood_split` / :class:`OODSplit`, :func:`imbalanced_split` and the papers' constants.
+* synthetic -- :func:`gaussian_pair` (paper A §6.1), :func:`rdss_toy_distribution` (paper B App. D.1),
+  :func:`gmm10` (paper B App. D.3).
+"""
+
+from sslkit.data.dataset import Dataset
+from sslkit.data.images import images_to_tensor
+from sslkit.data.registry import DATASETS, ChecksumError, DatasetNotFoundError, load_dataset
+from sslkit.data.splits import (
+    IMBALANCE_PRESETS,
+    OOD_PRESETS,
+    PAPER_A_BINARY_SETTINGS,
+    PAPER_A_N_UNLABELED,
+    PAPER_A_N_VAL,
+    PAPER_A_REGIMES,
+    PAPER_C_IMBALANCE_RATIOS,
+    PAPER_C_OOD_RATIOS,
+    OODSplit,
+    Split,
+    binary_task,
+    imbalanced_split,
+    make_split,
+    ood_split,
+    paper_a_regime,
+)
+from sslkit.data.synthetic import (
+    GAUSSIAN_PAIR_MEANS,
+    RDSS_TOY_DISTRIBUTIONS,
+    RDSS_TOY_SPECS,
+    gaussian_pair,
+    gaussian_pair_bayes_error,
+    gaussian_pair_posterior,
+    gmm10,
+    gmm10_means,
+    rdss_toy_distribution,
+)
+from sslkit.data.tabular import standardize
+
+__all__ = [
+    # loading (sslkit.data.dataset / registry / tabular / images)
+    "Dataset",
+    "load_dataset",
+    "DATASETS",
+    "DatasetNotFoundError",
+    "ChecksumError",
+    "standardize",
+    "images_to_tensor",
+    # splits
+    "Split",
+    "OODSplit",
+    "make_split",
+    "binary_task",
+    "paper_a_regime",
+    "ood_split",
+    "imbalanced_split",
+    "PAPER_A_REGIMES",
+    "PAPER_A_BINARY_SETTINGS",
+    "PAPER_A_N_UNLABELED",
+    "PAPER_A_N_VAL",
+    "OOD_PRESETS",
+    "PAPER_C_OOD_RATIOS",
+    "IMBALANCE_PRESETS",
+    "PAPER_C_IMBALANCE_RATIOS",
+    # synthetic
+    "GAUSSIAN_PAIR_MEANS",
+    "gaussian_pair",
+    "gaussian_pair_posterior",
+    "gaussian_pair_bayes_error",
+    "RDSS_TOY_DISTRIBUTIONS",
+    "RDSS_TOY_SPECS",
+    "rdss_toy_distribution",
+    "gmm10",
+    "gmm10_means",
+]
