@@ -6,13 +6,15 @@
 * nbval: the committed ``notebooks/*.ipynb`` twins are re-executed and checked. Notebooks whose MyST
   header says ``sslkit: {nbval: strict}`` are compared cell by cell against their committed outputs
   (floats, addresses and temp paths sanitised by ``tests/nbval_sanitize.cfg``); the rest run under
-  ``--nbval-lax`` (every cell must execute without error).
+  ``--nbval-lax`` (every cell must execute without error). Strict comparison needs the real datasets the
+  committed outputs were made with, so it falls back to lax when ``SSLKIT_DATA_DIR`` is not set.
 
 Run from the repository root with the venv's python: ``python .ci/notebooks.py [NAME_FILTER]``.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -39,7 +41,8 @@ def nbval_mode(md: Path) -> str:
 def run_papermill(md: Path, names: dict) -> None:
     name = names.get(md.resolve())
     if name:
-        cmd = ["sslkit", "reproduce", name, "--scale", "quick", "--out", str(OUT)]
+        script = Path(sys.executable).with_name("sslkit")  # the console script a reader uses
+        cmd = [str(script) if script.exists() else "sslkit", "reproduce", name, "--scale", "quick", "--out", str(OUT)]
         print("  $", " ".join(cmd), flush=True)
         subprocess.run(cmd, cwd=ROOT, check=True)
         return
@@ -69,7 +72,12 @@ def main(argv: list[str]) -> int:
         if not twin.exists():
             print(f"missing paired notebook {twin.relative_to(ROOT)}: run python .ci/pair.py")
             return 1
-        (strict if nbval_mode(md) == "strict" else lax).append(str(twin.relative_to(ROOT)))
+        mode = nbval_mode(md)
+        if mode == "strict" and not os.environ.get("SSLKIT_DATA_DIR"):
+            # committed outputs were produced with the real datasets; without them only lax makes sense
+            print(f"[nbval] {md.stem}: SSLKIT_DATA_DIR is not set, so lax instead of strict")
+            mode = "lax"
+        (strict if mode == "strict" else lax).append(str(twin.relative_to(ROOT)))
     base = [sys.executable, "-m", "pytest", "-q", "--nbval-current-env", "--nbval-cell-timeout=1200"]
     rc = 0
     if strict:

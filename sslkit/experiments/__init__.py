@@ -1,0 +1,27 @@
+"""Experiments: grids of runs written one record at a time, mean ± std tables beside the papers'
+numbers, and the registry of reproducible notebooks (issue 2, section 5)."""
+
+from .hardware import hardware_summary
+from .notebooks import NOTEBOOKS, NotebookSpec, get_notebook, notebook_parameters, repo_root, reproduce
+from .runner import expand_grid, load_results, results_path, run_grid, run_key
+from .tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
+
+__all__ = [
+    "NOTEBOOKS",
+    "NotebookSpec",
+    "aggregate",
+    "comparison_layout",
+    "hardware_summary",
+    "expand_grid",
+    "format_mean_std",
+    "format_table",
+    "get_notebook",
+    "load_results",
+    "notebook_parameters",
+    "paper_comparison",
+    "repo_root",
+    "reproduce",
+    "results_path",
+    "run_grid",
+    "run_key",
+]

@@ -1,0 +1,209 @@
+"""`sslkit list`, `sslkit reproduce` and the notebook registry (issue 2, section 5).
+
+The real notebooks are not executed here; a throwaway MyST notebook stands in for them (two papermill
+executions in all).
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import sslkit
+from sslkit.cli import main
+from sslkit.experiments import notebooks
+from sslkit.experiments.notebooks import NotebookSpec, notebook_parameters, parse_parameter, reproduce
+
+REPO = Path(__file__).resolve().parents[1]
+
+# No kernelspec in the header on purpose: reproduce() must set it (tooling pitfall P2).
+TINY = '''---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+---
+
+# Tiny notebook
+
+```{code-cell} ipython3
+:tags: [parameters]
+
+scale = "quick"
+device = "auto"
+n = 2
+label = "x"
+```
+
+```{code-cell} ipython3
+import os
+print(f"RESULT scale={scale} device={device} n={n!r} label={label!r} double={n * 2}")
+print("CWD", os.getcwd())
+```
+'''
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    path = tmp_path / "tiny_notebook.md"
+    path.write_text(TINY)
+    return NotebookSpec(name="tiny", path=str(path), title="A tiny test notebook", paper="A", gpu_recommended=True)
+
+
+def outputs_text(path):
+    nb = nbformat.read(str(path), as_version=4)
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    return nb, (injected[0].source if injected else ""), text
+
+
+def test_registry_has_the_end_to_end_notebook():
+    spec = notebooks.get_notebook("supervised-baseline")
+    assert spec.path == "notebooks/supervised_baseline.md"
+    assert spec.title == "Supervised MLP: accuracy vs number of labels (Breast Cancer, Banknote)"
+    assert spec.paper == "-" and spec.gpu_recommended is False
+    assert len({s.name for s in notebooks.NOTEBOOKS}) == len(notebooks.NOTEBOOKS)
+    assert all(s.paper in {"A", "B", "C", "-"} for s in notebooks.NOTEBOOKS)
+    assert notebooks.repo_root() == REPO
+
+
+def test_list_command(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    header, row = out.splitlines()[:2]
+    assert header.split()[:4] == ["NAME", "PAPER", "GPU?", "PATH"]
+    assert row.split()[:4] == ["supervised-baseline", "-", "no", "notebooks/supervised_baseline.md"]
+    assert "Supervised MLP: accuracy vs number of labels" in row
+
+
+def test_console_script_and_module_entry_point():
+    script = Path(sys.executable).parent / "sslkit"
+    commands = [[sys.executable, "-m", "sslkit.cli", "list"]]
+    if script.exists():
+        commands.append([str(script), "list"])
+    for cmd in commands:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=REPO)
+        assert done.returncode == 0, done.stderr
+        assert "supervised-baseline" in done.stdout
+
+
+def test_version_and_no_command(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"sslkit {sslkit.__version__}"
+    assert main([]) == 2
+    assert "reproduce" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("n=3", ("n", 3)), ("lr=1e-3", ("lr", 0.001)), ("quick=True", ("quick", True)),
+     ("name=mnist", ("name", "mnist")), ("label=hello world", ("label", "hello world")),
+     ("sizes=[10, 20]", ("sizes", [10, 20])), ("s='7'", ("s", "7")), ("x=", ("x", "")),
+     ("expr=a=b", ("expr", "a=b"))],
+)
+def test_parse_parameter(text, expected):
+    assert parse_parameter(text) == expected
+
+
+@pytest.mark.parametrize("text", ["novalue", "=3", "bad key=1", "1x=2"])
+def test_parse_parameter_errors(text):
+    with pytest.raises(ValueError, match="key=value"):
+        parse_parameter(text)
+
+
+def test_notebook_parameters_parses_the_tagged_cell(tiny):
+    assert notebook_parameters(tiny.path) == {"scale": "quick", "device": "auto", "n": 2, "label": "x"}
+
+
+def test_reproduce_executes_with_injected_parameters_in_repo_root(tiny, tmp_path):
+    out = reproduce(tiny, scale="paper", device="cpu", parameters={"n": 5, "label": "api"},
+                    out_dir=tmp_path / "api", progress=False)
+    assert out == (tmp_path / "api" / "tiny_notebook.ipynb").resolve() and out.is_file()
+    nb, injected, text = outputs_text(out)
+    assert nb.metadata.kernelspec.name == "python3"
+    assert 'scale = "paper"' in injected and "n = 5" in injected and 'label = "api"' in injected
+    assert "RESULT scale=paper device=cpu n=5 label='api' double=10" in text
+    assert f"CWD {REPO}" in text  # papermill runs in the repository root (pitfall P16)
+
+
+def test_cli_reproduce_with_registry_override(tiny, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(notebooks, "NOTEBOOKS", (tiny,))
+    assert main(["list"]) == 0
+    assert "tiny" in capsys.readouterr().out
+    rc = main(["reproduce", "tiny", "-p", "n=7", "-p", "label=hello world", "--device", "cpu",
+               "--out", str(tmp_path / "cli"), "--no-progress"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    path = Path(captured.out.strip().splitlines()[-1])
+    assert path == (tmp_path / "cli" / "tiny_notebook.ipynb").resolve()
+    _, injected, text = outputs_text(path)
+    assert 'scale = "quick"' in injected and "n = 7" in injected
+    assert "RESULT scale=quick device=cpu n=7 label='hello world' double=14" in text
+
+
+def test_cli_user_errors_are_one_line_without_traceback(tiny, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(notebooks, "NOTEBOOKS", (tiny,))
+    cases = [
+        (["reproduce", "tiny", "-p", "epochs=3", "--out", str(tmp_path)],
+         "notebook 'tiny' has no parameter 'epochs'; its parameters are: device, label, n, scale"),
+        (["reproduce", "nope"], "unknown notebook 'nope'; reproducible notebooks: tiny"),
+        (["reproduce", "tiny", "-p", "oops"], "must look like key=value"),
+        (["reproduce", "tiny", "-p", "scale='paper'"], "through the scale= argument"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err and err.startswith("sslkit: error:")
+    assert main(["reproduce", "tiny", "--scale", "huge"]) == 2  # argparse choices
+    assert "invalid choice: 'huge'" in capsys.readouterr().err
+    assert not any(tmp_path.glob("*.ipynb"))
+
+
+def test_reproduce_argument_errors(tiny, tmp_path):
+    with pytest.raises(ValueError, match="unknown notebook 'nope'; reproducible notebooks: supervised-baseline"):
+        reproduce("nope")
+    with pytest.raises(ValueError, match="scale must be one of quick, paper"):
+        reproduce(tiny, scale="full")
+    with pytest.raises(ValueError, match="device must be one of"):
+        reproduce(tiny, device="gpu")
+    with pytest.raises(ValueError, match="no parameter 'lr'; its parameters are: device, label, n, scale"):
+        reproduce(tiny, parameters={"lr": 0.1})
+    no_params = tmp_path / "no_params.md"
+    no_params.write_text(TINY.replace(":tags: [parameters]\n", ""))
+    with pytest.raises(ValueError, match="no code cell tagged 'parameters'"):
+        reproduce(NotebookSpec("np", str(no_params), "no parameters"))
+    missing = NotebookSpec("missing", "notebooks/definitely_missing.md", "not there")
+    with pytest.raises(FileNotFoundError, match="ship with the sslkit git repository, not with the installed package"):
+        reproduce(missing)
+
+
+def test_missing_real_notebook_is_a_clear_cli_error(monkeypatch, capsys):
+    missing = NotebookSpec("ghost", "notebooks/ghost_notebook.md", "not shipped")
+    monkeypatch.setattr(notebooks, "NOTEBOOKS", (missing,))
+    assert main(["reproduce", "ghost"]) == 2
+    err = capsys.readouterr().err
+    assert "ghost_notebook.md" in err and "git repository" in err and "Traceback" not in err
+
+
+def test_cli_failing_notebook_exits_1_and_names_the_executed_notebook(tiny, tmp_path, monkeypatch, capsys):
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    seen = {}
+
+    def failing_execute(input_path, output_path, **kwargs):  # stands in for a kernel run that fails
+        seen.update(kwargs, kernelspec=nbformat.read(input_path, as_version=4).metadata.kernelspec.name)
+        raise PapermillExecutionError(1, 2, "1/0", "ZeroDivisionError", "division by zero", [])
+
+    monkeypatch.setattr(papermill, "execute_notebook", failing_execute)
+    monkeypatch.setattr(notebooks, "NOTEBOOKS", (tiny,))
+    out = tmp_path / "fail"
+    assert main(["reproduce", "tiny", "--out", str(out), "-p", "n=3"]) == 1
+    err = capsys.readouterr().err
+    assert "failed in cell 2: ZeroDivisionError: division by zero" in err
+    assert f"{out}/tiny_notebook.ipynb" in err and "Traceback" not in err
+    assert seen["parameters"] == {"scale": "quick", "device": "auto", "n": 3}
+    assert seen["cwd"] == str(REPO) and seen["kernel_name"] == "python3"
+    assert seen["kernelspec"] == "python3"  # set on the converted notebook (pitfall P2)

@@ -1,0 +1,289 @@
+"""Grid runner: one JSONL record per finished run; restarts skip finished runs (issue 2, section 5)."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sslkit.experiments.runner import expand_grid, load_results, run_grid, run_key
+
+REPO = Path(__file__).resolve().parents[1]
+GRID = {"method": ["a", "b", "c"], "n": [10, 20]}
+SEEDS = [0, 1]  # 3 x 2 x 2 = 12 runs
+VOLATILE = ("seconds", "finished_at")
+
+
+def metric_fn(method, n, seed):
+    """Deterministic metrics from the config and seed."""
+    return {"acc": n * 1.5 + seed + {"a": 0.0, "b": 0.25, "c": 0.5}[method], "method_len": len(method)}
+
+
+def stable(records):
+    return [{k: v for k, v in r.items() if k not in VOLATILE} for r in records]
+
+
+class Counter:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, **kw):
+        self.calls.append(kw)
+        return metric_fn(**kw)
+
+
+def test_expand_grid_cartesian_product_in_key_order():
+    configs = expand_grid({"m": ["x", "y"], "n": [1, 2, 3]})
+    assert configs == [{"m": m, "n": n} for m in ["x", "y"] for n in [1, 2, 3]]
+    assert expand_grid([{"m": "x"}, {"m": "y", "k": 2}]) == [{"m": "x"}, {"m": "y", "k": 2}]
+
+
+@pytest.mark.parametrize(
+    "grid, error, match",
+    [
+        ({"m": "abc"}, TypeError, "grid\\['m'\\] must be a list"),
+        ({"m": []}, ValueError, "empty"),
+        ([], ValueError, "empty"),
+        ([{"m": 1}, 3], TypeError, "grid\\[1\\]"),
+        ({"seed": [1, 2]}, ValueError, "seeds argument"),
+        ("abc", TypeError, "grid must be"),
+    ],
+)
+def test_expand_grid_errors(grid, error, match):
+    with pytest.raises(error, match=match):
+        expand_grid(grid)
+
+
+def test_run_key_is_stable_and_canonical():
+    k = run_key({"method": "a", "n": 10}, 0, "quick")
+    payload = '{"config":{"method":"a","n":10},"scale":"quick","seed":0}'
+    assert k == hashlib.sha256(payload.encode()).hexdigest()[:16]
+    assert k == run_key({"n": 10, "method": "a"}, 0, "quick")  # key order does not matter
+    assert k == run_key({"n": np.int64(10), "method": "a"}, 0, "quick")  # numpy ints are ints
+    others = {run_key({"method": "a", "n": 10}, 1, "quick"), run_key({"method": "a", "n": 10}, 0, "paper"),
+              run_key({"method": "a", "n": 10.0}, 0, "quick")}
+    assert k not in others and len(others) == 3
+
+
+def test_records_schema_order_and_fsynced_lines(tmp_path):
+    path = tmp_path / "sub" / "results.jsonl"
+    fn = Counter()
+    records = run_grid(fn, GRID, path, seeds=SEEDS, scale="quick", progress=False, extra={"data": "toy"})
+    assert len(fn.calls) == 12 and len(records) == 12
+    expected_order = [(m, n, s) for m in GRID["method"] for n in GRID["n"] for s in SEEDS]
+    assert [(r["config"]["method"], r["config"]["n"], r["seed"]) for r in records] == expected_order
+    for r in records:
+        assert set(r) == {"key", "config", "seed", "scale", "metrics", "seconds", "hardware",
+                          "sslkit_version", "finished_at", "extra"}
+        assert r["key"] == run_key(r["config"], r["seed"], "quick")
+        assert r["metrics"] == metric_fn(**r["config"], seed=r["seed"])
+        assert r["extra"] == {"data": "toy"} and "torch" in r["hardware"] and r["seconds"] >= 0
+    lines = path.read_text().splitlines()
+    assert len(lines) == 12 and [json.loads(line) for line in lines] == records
+    assert load_results(path) == records
+
+
+def test_rerun_skips_finished_runs_and_adds_only_new_ones(tmp_path):
+    path = tmp_path / "r.jsonl"
+    first = run_grid(Counter(), GRID, path, seeds=SEEDS, progress=False)
+    fn = Counter()
+    again = run_grid(fn, GRID, path, seeds=SEEDS, progress=False)
+    assert fn.calls == [] and again == first
+    # one more seed: only the 6 new runs execute; the file holds each key once
+    more = run_grid(fn, GRID, path, seeds=[0, 1, 2], progress=False)
+    assert sorted(c["seed"] for c in fn.calls) == [2] * 6
+    assert len(more) == 18 and len(load_results(path)) == 18
+    # another scale is another run
+    fn2 = Counter()
+    run_grid(fn2, {"method": ["a"], "n": [10]}, path, seeds=[0], scale="paper", progress=False)
+    assert len(fn2.calls) == 1
+
+
+KILL_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys, json
+    from sslkit.experiments.runner import run_grid
+
+    results, started_log, finished_log, kill_after = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    state = {"started": 0}
+
+    def fn(method, n, seed):
+        with open(started_log, "a") as fh:
+            fh.write(json.dumps([method, n, seed]) + "\\n")
+        state["started"] += 1
+        if kill_after >= 0 and state["started"] == kill_after + 1:
+            os.kill(os.getpid(), signal.SIGKILL)  # no cleanup, no atexit, no flush: a hard kill mid-run
+        with open(finished_log, "a") as fh:
+            fh.write(json.dumps([method, n, seed]) + "\\n")
+        return {"acc": n * 1.5 + seed + {"a": 0.0, "b": 0.25, "c": 0.5}[method], "method_len": len(method)}
+
+    run_grid(fn, {"method": ["a", "b", "c"], "n": [10, 20]}, results, seeds=[0, 1], progress=False)
+    """
+)
+
+
+def _run_sweep(tmp_path, results, kill_after):
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    args = [sys.executable, "-c", KILL_SCRIPT, str(results), str(tmp_path / "started.log"),
+            str(tmp_path / "finished.log"), str(kill_after)]
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+
+
+def _log(path):
+    return [tuple(json.loads(line)) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_killed_sweep_loses_nothing_and_repeats_nothing(tmp_path):
+    results = tmp_path / "results.jsonl"
+    k = 5
+    killed = _run_sweep(tmp_path, results, kill_after=k)
+    assert killed.returncode == -9, killed.stderr  # really killed by SIGKILL
+    assert len(load_results(results)) == k  # the k finished runs survived the kill
+    assert len(_log(tmp_path / "finished.log")) == k
+
+    resumed = _run_sweep(tmp_path, results, kill_after=-1)
+    assert resumed.returncode == 0, resumed.stderr
+    finished = _log(tmp_path / "finished.log")
+    started = _log(tmp_path / "started.log")
+    assert len(finished) == 12 and len(set(finished)) == 12  # every run completed exactly once
+    # only the run that was killed mid-way was started twice
+    assert len(started) == 13 and started.count(started[k]) == 2
+
+    records = load_results(results)
+    keys = [r["key"] for r in records]
+    assert len(keys) == 12 and len(set(keys)) == 12
+    fresh = run_grid(metric_fn, GRID, tmp_path / "fresh.jsonl", seeds=SEEDS, progress=False)
+    by_key = {r["key"]: r for r in records}
+    assert stable([by_key[r["key"]] for r in fresh]) == stable(fresh)
+
+
+def test_truncated_last_line_is_ignored_with_warning_and_rerun(tmp_path):
+    path = tmp_path / "r.jsonl"
+    records = run_grid(metric_fn, GRID, path, seeds=SEEDS, progress=False)
+    text = path.read_text()
+    last = text.splitlines()[-1]
+    path.write_text(text[: len(text) - len(last) - 1] + last[:25])  # killed mid-write: half a line, no newline
+    with pytest.warns(RuntimeWarning, match="truncated last line 12"):
+        loaded = load_results(path)
+    assert loaded == records[:11]
+
+    fn = Counter()
+    with pytest.warns(RuntimeWarning, match="truncated"):
+        again = run_grid(fn, GRID, path, seeds=SEEDS, progress=False)
+    assert fn.calls == [{"method": "c", "n": 20, "seed": 1}]  # only the lost run is redone
+    assert stable(again) == stable(records)
+    assert load_results(path) == again  # the broken tail was cut off: no corrupt line is left behind
+
+
+def test_complete_last_line_without_newline_is_kept(tmp_path):
+    path = tmp_path / "r.jsonl"
+    records = run_grid(metric_fn, {"method": ["a"], "n": [10]}, path, seeds=[0, 1], progress=False)
+    path.write_text(path.read_text().rstrip("\n"))
+    fn = Counter()
+    run_grid(fn, {"method": ["a"], "n": [10]}, path, seeds=[0, 1, 2], progress=False)
+    assert [c["seed"] for c in fn.calls] == [2]
+    assert load_results(path)[:2] == records and len(load_results(path)) == 3
+
+
+def test_corrupt_middle_line_is_an_error_naming_the_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    run_grid(metric_fn, GRID, path, seeds=SEEDS, progress=False)
+    lines = path.read_text().splitlines()
+    lines[3] = lines[3][:20]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="line 4 is not valid JSON"):
+        load_results(path)
+    fn = Counter()
+    with pytest.raises(ValueError, match="line 4"):
+        run_grid(fn, GRID, path, seeds=SEEDS, progress=False)
+    assert fn.calls == []
+
+
+def test_blank_lines_ignored_and_non_records_rejected(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"key": "k1", "x": 1}\n\n{"key": "k2"}\n')
+    assert [r["key"] for r in load_results(path)] == ["k1", "k2"]
+    path.write_text('{"key": "k1"}\n[1, 2]\n{"key": "k2"}\n')
+    with pytest.raises(ValueError, match="line 2 is not a run record"):
+        load_results(path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_results(tmp_path / "missing.jsonl")
+
+
+def test_failing_run_propagates_and_records_nothing(tmp_path):
+    path = tmp_path / "r.jsonl"
+
+    def fn(method, n, seed):
+        if method == "b":
+            raise RuntimeError("boom")
+        return metric_fn(method, n, seed)
+
+    with pytest.raises(RuntimeError, match="boom"):
+        run_grid(fn, GRID, path, seeds=SEEDS, progress=False)
+    assert [r["config"]["method"] for r in load_results(path)] == ["a"] * 4
+    counter = Counter()
+    run_grid(counter, GRID, path, seeds=SEEDS, progress=False)  # rerun retries from the failed run
+    assert len(counter.calls) == 8 and counter.calls[0]["method"] == "b"
+
+
+def test_non_serialisable_metric_is_a_type_error_naming_the_key(tmp_path):
+    path = tmp_path / "r.jsonl"
+    with pytest.raises(TypeError, match="metrics\\['model'\\] is not JSON serialisable"):
+        run_grid(lambda seed: {"acc": 1.0, "model": object()}, [{}], path, seeds=[0], progress=False)
+    assert not path.exists() or path.read_text() == ""
+    with pytest.raises(TypeError, match="metrics must be a dict"):
+        run_grid(lambda seed: 0.5, [{}], path, seeds=[0], progress=False)
+    # numpy scalars and arrays are converted
+    recs = run_grid(lambda seed: {"acc": np.float32(0.5), "n": np.int64(3), "curve": np.arange(3)},
+                    [{}], path, seeds=[0], progress=False)
+    assert recs[0]["metrics"] == {"acc": 0.5, "n": 3, "curve": [0, 1, 2]}
+
+
+def test_argument_validation(tmp_path):
+    path = tmp_path / "r.jsonl"
+    with pytest.raises(TypeError, match="seed"):
+        run_grid(metric_fn, GRID, path, seeds=[0, 1.5], progress=False)
+    with pytest.raises(ValueError, match="duplicates"):
+        run_grid(metric_fn, GRID, path, seeds=[0, 0], progress=False)
+    with pytest.raises(ValueError, match="seeds is empty"):
+        run_grid(metric_fn, GRID, path, seeds=[], progress=False)
+    with pytest.raises(ValueError, match="scale"):
+        run_grid(metric_fn, GRID, path, seeds=[0], scale="", progress=False)
+    with pytest.raises(TypeError, match="config\\['obj'\\]"):
+        run_grid(metric_fn, [{"obj": object()}], path, seeds=[0], progress=False)
+    with pytest.raises(ValueError, match="same config twice"):
+        run_grid(metric_fn, [{"method": "a", "n": 1}, {"n": 1, "method": "a"}], path, seeds=[0], progress=False)
+    with pytest.raises(TypeError, match="fn must be callable"):
+        run_grid(None, GRID, path, seeds=[0], progress=False)
+    assert not path.exists()
+
+
+def test_records_of_other_grids_in_the_same_file_are_kept_but_not_returned(tmp_path):
+    path = tmp_path / "r.jsonl"
+    run_grid(metric_fn, {"method": ["a"], "n": [10]}, path, seeds=[0], progress=False)
+    recs = run_grid(metric_fn, {"method": ["b"], "n": [10]}, path, seeds=[0], progress=False)
+    assert [r["config"]["method"] for r in recs] == ["b"]
+    assert [r["config"]["method"] for r in load_results(path)] == ["a", "b"]
+
+
+def test_hardware_label_and_results_path(tmp_path):
+    from sslkit.experiments import hardware_summary, repo_root, results_path
+
+    recs = run_grid(metric_fn, {"method": ["a"], "n": [1]}, tmp_path / "r.jsonl", seeds=[0], progress=False,
+                    hardware="test rig")
+    assert recs[0]["hardware"] == "test rig"
+    with pytest.raises(TypeError, match="hardware must be a string"):
+        run_grid(metric_fn, {"method": ["a"], "n": [2]}, tmp_path / "r.jsonl", seeds=[0], hardware=1)
+    summary = hardware_summary("cpu")
+    assert "\n" not in summary and summary.endswith(f"torch {__import__('torch').__version__}") and "cores" in summary
+
+    assert results_path("exp", "quick", results_dir=tmp_path) == tmp_path / "exp" / "quick.jsonl"
+    assert results_path("exp", "paper") == repo_root() / "results" / "exp" / "paper.jsonl"
+    assert results_path("exp", "quick") == repo_root() / "_build" / "results" / "exp" / "quick.jsonl"
+    with pytest.raises(ValueError, match="plain file name"):
+        results_path("../exp", "quick")

@@ -1,0 +1,229 @@
+"""Mean ± std tables and the comparison with the papers' numbers (issue 2, section 5)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sslkit.experiments.tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = ["banknote", "breast_cancer"]
+METHODS = ["supervised", "pseudo_label", "fixmatch"]
+
+
+def make_records(seeds=range(4), scale="quick", rng_seed=0, **config):
+    rng = np.random.default_rng(rng_seed)
+    records, values = [], {}
+    for d in DATASETS:
+        for m in METHODS:
+            for s in seeds:
+                v = float(rng.normal(90, 3))
+                values.setdefault((d, m), []).append(v)
+                records.append({"key": f"{d}-{m}-{s}-{scale}", "config": {"dataset": d, "method": m, **config},
+                                "seed": s, "scale": scale, "metrics": {"acc": v, "loss": -v}})
+    return records, values
+
+
+def test_aggregate_matches_numpy():
+    records, values = make_records(seeds=range(5))
+    t = aggregate(records, rows="dataset", cols="method", metric="acc")
+    assert list(t.index) == DATASETS and list(t["mean"].columns) == METHODS
+    assert list(t.columns.get_level_values(0).unique()) == ["mean", "std", "n"]
+    for (d, m), v in values.items():
+        assert t.loc[d, ("mean", m)] == pytest.approx(np.mean(v), rel=1e-12)
+        assert t.loc[d, ("std", m)] == pytest.approx(np.std(v, ddof=1), rel=1e-12)
+        assert t.loc[d, ("n", m)] == 5
+    t0 = aggregate(records, rows="dataset", cols="method", metric="acc", ddof=0)
+    assert t0.loc["banknote", ("std", "fixmatch")] == pytest.approx(np.std(values[("banknote", "fixmatch")]))
+    assert t.attrs == {"metric": "acc", "scale": "quick"}
+
+
+def test_aggregate_multiple_row_fields_missing_cells_and_one_seed():
+    records, values = make_records(seeds=[0])
+    records = [r for r in records if not (r["config"]["dataset"] == "banknote" and r["config"]["method"] == "fixmatch")]
+    t = aggregate(records, rows=["dataset", "method"], cols="scale", metric="acc")
+    assert t.index.names == ["dataset", "method"] and len(t) == 5
+    assert t.loc[("breast_cancer", "fixmatch"), ("mean", "quick")] == values[("breast_cancer", "fixmatch")][0]
+    assert np.isnan(t.loc[("breast_cancer", "fixmatch"), ("std", "quick")])  # one seed: no sample std
+    wide = aggregate(records, rows="dataset", cols="method", metric="acc")
+    assert wide.loc["banknote", ("n", "fixmatch")] == 0 and np.isnan(wide.loc["banknote", ("mean", "fixmatch")])
+
+
+def test_aggregate_scale_filter_and_mixed_scales():
+    quick, _ = make_records(scale="quick", rng_seed=1)
+    paper, pvalues = make_records(scale="paper", rng_seed=2)
+    with pytest.raises(ValueError, match="mix scales"):
+        aggregate(quick + paper, "dataset", "method", "acc")
+    t = aggregate(quick + paper, "dataset", "method", "acc", scale="paper")
+    assert t.loc["banknote", ("mean", "supervised")] == pytest.approx(np.mean(pvalues[("banknote", "supervised")]))
+    assert t.attrs["scale"] == "paper"
+    with pytest.raises(ValueError, match="no records"):
+        aggregate(quick, "dataset", "method", "acc", scale="huge")
+
+
+def test_aggregate_refuses_to_pool_configs_that_differ_outside_rows_and_cols():
+    a, _ = make_records(lr=0.1)
+    b, bvalues = make_records(lr=0.01, rng_seed=3)
+    with pytest.raises(ValueError, match=r"two runs with seed 0; their configs differ in \['lr'\]"):
+        aggregate(a + b, "dataset", "method", "acc")
+    t = aggregate(a + b, "dataset", "method", "acc", where={"lr": 0.01})
+    assert t.loc["banknote", ("mean", "pseudo_label")] == pytest.approx(np.mean(bvalues[("banknote", "pseudo_label")]))
+    with pytest.raises(ValueError, match="duplicate records"):
+        aggregate(a + a[:1], "dataset", "method", "acc")
+
+
+def test_aggregate_errors_name_the_problem():
+    records, _ = make_records()
+    with pytest.raises(ValueError, match="metric 'f1' is missing .* it has \\['acc', 'loss'\\]"):
+        aggregate(records, "dataset", "method", "f1")
+    with pytest.raises(ValueError, match="field 'model' is not in the config"):
+        aggregate(records, "model", "method", "acc")
+    with pytest.raises(ValueError, match="share fields"):
+        aggregate(records, "method", "method", "acc")
+
+
+def test_format_mean_std():
+    assert format_mean_std(96.123, 1.27) == "96.1 ± 1.3"
+    assert format_mean_std(96.15, 1.25, digits=2) == "96.15 ± 1.25"
+    assert format_mean_std(0.5, None) == "0.5"
+    assert format_mean_std(np.float32(80.0), np.float32("nan")) == "80.0"
+    assert format_mean_std(float("nan"), 1.0) == "–"
+    records, values = make_records()
+    f = format_table(aggregate(records, "dataset", "method", "acc"), digits=2)
+    v = values[("breast_cancer", "supervised")]
+    assert f.loc["breast_cancer", "supervised"] == f"{np.mean(v):.2f} ± {np.std(v, ddof=1):.2f}"
+
+
+def ours_table(means, stds=None, n=3):
+    """An aggregate()-shaped table from {(row, col): mean}."""
+    rows = list(dict.fromkeys(r for r, _ in means))
+    cols = list(dict.fromkeys(c for _, c in means))
+    data = {}
+    for stat in ("mean", "std", "n"):
+        for c in cols:
+            data[(stat, c)] = [
+                {"mean": means.get((r, c), np.nan), "std": (stds or {}).get((r, c), 1.0), "n": n}[stat] for r in rows
+            ]
+    t = pd.DataFrame(data, index=pd.Index(rows, name="dataset"))
+    t.columns = pd.MultiIndex.from_tuples(list(data), names=["stat", "method"])
+    return t
+
+
+def test_rank_with_ties_and_direction():
+    ours = ours_table({("d1", "a"): 90.0, ("d1", "b"): 95.0, ("d1", "c"): 95.0, ("d1", "e"): 80.0,
+                       ("d2", "a"): 70.0, ("d2", "b"): 60.0, ("d2", "c"): 50.0, ("d2", "e"): 60.0})
+    paper = {("d1", "a"): (91.0, 1.0), ("d1", "b"): (91.0, 1.0), ("d1", "c"): (92.0, 1.0), ("d1", "e"): (85.0, 1.0)}
+    t = paper_comparison(ours, paper)
+    ranks = {c: int(t.loc["d1", (c, "rank")]) for c in "abce"}
+    assert ranks == {"a": 3, "b": 1, "c": 1, "e": 4}  # ties share the best rank, the next rank is skipped
+    assert {c: int(t.loc["d1", (c, "paper_rank")]) for c in "abce"} == {"a": 2, "b": 2, "c": 1, "e": 4}
+    assert {c: int(t.loc["d2", (c, "rank")]) for c in "abce"} == {"a": 1, "b": 2, "c": 4, "e": 2}
+    low = paper_comparison(ours, paper, higher_is_better=False)  # error rates: lower is better
+    assert {c: int(low.loc["d1", (c, "rank")]) for c in "abce"} == {"a": 2, "b": 3, "c": 3, "e": 1}
+    assert all(pd.isna(t.loc["d2", (c, "paper_rank")]) for c in "abce")  # no paper numbers, no paper rank
+
+
+def test_flag_diff_and_n():
+    ours = ours_table({("d", "a"): 90.0, ("d", "b"): 90.0, ("d", "c"): 90.0, ("d", "e"): 90.0}, n=5)
+    paper = {("d", "a"): (87.9, 1.0),   # diff 2.1 > 2 x 1.0: flagged
+             ("d", "b"): (88.1, 1.0),   # diff 1.9: not flagged
+             ("d", "c"): (92.5, 1.2),   # diff -2.5 > 2.4: flagged (both signs)
+             ("d", "e"): 95.0}          # no std reported: flag unknown
+    t = paper_comparison(ours, paper)
+    assert t.loc["d", ("a", "diff")] == pytest.approx(2.1)
+    assert t.loc["d", ("c", "diff")] == pytest.approx(-2.5)
+    assert [t.loc["d", (c, "flag")] for c in "abc"] == [True, False, True]
+    assert pd.isna(t.loc["d", ("e", "flag")]) and t.loc["d", ("e", "diff")] == pytest.approx(-5.0)
+    assert all(t.loc["d", (c, "n")] == 5 for c in "abce")
+    loose = paper_comparison(ours, paper, flag_sigma=3.0)
+    assert [loose.loc["d", (c, "flag")] for c in "abc"] == [False, False, False]
+    assert t.attrs["flag_sigma"] == 2.0
+
+
+def test_paper_as_dataframe_equals_paper_as_dict_and_layout_order():
+    ours = ours_table({("d1", "a"): 90.0, ("d1", "x"): 50.0, ("d2", "a"): 70.0})
+    paper_dict = {("d2", "a"): (71.0, 0.5), ("d1", "a"): (89.0, 0.4), ("d1", "b"): (88.0, 2.0)}
+    paper_df = ours_table({("d2", "a"): 71.0, ("d1", "a"): 89.0, ("d1", "b"): 88.0},
+                          stds={("d2", "a"): 0.5, ("d1", "a"): 0.4, ("d1", "b"): 2.0})
+    t1 = paper_comparison(ours, paper_dict)
+    t2 = paper_comparison(ours, paper_df)
+    pd.testing.assert_frame_equal(t1, t2)
+    # the paper's rows and columns first, in its order; cells only we have come after
+    assert list(t1.index) == ["d2", "d1"]
+    assert list(t1.columns.get_level_values(0).unique()) == ["a", "b", "x"]
+    assert t1.loc["d1", ("b", "n")] == 0 and pd.isna(t1.loc["d1", ("b", "ours_mean")])
+    assert pd.isna(t1.loc["d1", ("x", "paper_mean")])
+
+
+def test_comparison_layout_strings_and_html_without_jinja2():
+    ours = ours_table({("d", "a"): 90.04, ("d", "b"): 85.0}, stds={("d", "a"): 1.26, ("d", "b"): 0.5}, n=4)
+    t = paper_comparison(ours, {("d", "a"): (87.0, 1.0), ("d", "b"): (85.5, 0.5)})
+    layout = comparison_layout(t)
+    assert layout.loc["d", ("a", "ours")] == "90.0 ± 1.3"
+    assert layout.loc["d", ("a", "paper")] == "87.0 ± 1.0"
+    assert layout.loc["d", ("a", "diff")] == "+3.0 !"
+    assert layout.loc["d", ("b", "diff")] == "-0.5"
+    assert layout.loc["d", ("a", "n")] == "4"
+    assert layout.loc["d", ("a", "rank")] == "1/1" and layout.loc["d", ("b", "rank")] == "2/2"
+    html = layout.to_html()
+    assert "90.0 ± 1.3" in html and "<table" in html
+    # to_html of our tables needs no jinja2 (only pandas' Styler does)
+    code = (
+        "import sys, pandas as pd\n"
+        "from sslkit.experiments.tables import paper_comparison, comparison_layout\n"
+        "t = pd.DataFrame([[1.0, 0.1, 3]], index=pd.Index(['d'], name='dataset'),"
+        " columns=pd.MultiIndex.from_tuples([('mean','a'),('std','a'),('n','a')], names=['stat','method']))\n"
+        "comparison_layout(paper_comparison(t, {('d','a'): (1.0, 0.1)})).to_html()\n"
+        "assert 'jinja2' not in sys.modules, 'jinja2 was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+
+
+def test_paper_comparison_input_errors():
+    ours = ours_table({("d", "a"): 90.0})
+    with pytest.raises(TypeError, match="paper must be a dict"):
+        paper_comparison(ours, [1, 2])
+    with pytest.raises(ValueError, match="\\(row, col\\) pairs"):
+        paper_comparison(ours, {"d": (1.0, 1.0)})
+    with pytest.raises(ValueError, match="must be \\(mean, std\\)"):
+        paper_comparison(ours, {("d", "a"): (1.0, 2.0, 3.0)})
+    with pytest.raises(TypeError, match="returned by aggregate"):
+        paper_comparison(ours["mean"], {("d", "a"): (1.0, 1.0)})
+    with pytest.raises(ValueError, match="flag_sigma"):
+        paper_comparison(ours, {("d", "a"): (1.0, 1.0)}, flag_sigma=0)
+
+
+def test_single_column_table_and_comparison_from_records():
+    """A paper column on its own (e.g. "Sup."): no column field, paper keyed by the row alone."""
+    records, values = make_records(seeds=range(3))
+    sup = [r for r in records if r["config"]["method"] == "supervised"]
+    for r in sup:
+        r["config"]["labels"] = "(15,45)"
+    t = aggregate(sup, rows=["dataset", "labels"], cols=[], metric="acc")
+    assert list(t.columns) == ["mean", "std", "n"] and t.index.names == ["dataset", "labels"]
+    v = values[("banknote", "supervised")]
+    assert t.loc[("banknote", "(15,45)"), "mean"] == pytest.approx(np.mean(v))
+    assert t.loc[("banknote", "(15,45)"), "std"] == pytest.approx(np.std(v, ddof=1))
+    assert format_table(t)[("banknote", "(15,45)")] == format_mean_std(np.mean(v), np.std(v, ddof=1))
+
+    far = np.mean(v) + 10.0
+    paper = {("banknote", "(15,45)"): (far, 1.0), ("breast_cancer", "(15,45)"): (np.mean(values[("breast_cancer", "supervised")]), 1.0)}
+    c = paper_comparison(sup, paper, rows=["dataset", "labels"], metric="acc")
+    pd.testing.assert_frame_equal(c, paper_comparison(t, paper))
+    assert list(c.columns) == ["ours_mean", "ours_std", "n", "paper_mean", "paper_std", "diff", "flag"]
+    assert c.loc[("banknote", "(15,45)"), "diff"] == pytest.approx(-10.0)
+    assert list(c[c["flag"]].index) == [("banknote", "(15,45)")]
+    layout = comparison_layout(c)
+    assert list(layout.columns) == ["ours", "n", "paper", "diff"]
+    assert layout.loc[("banknote", "(15,45)"), "diff"] == "-10.0 !"
+    assert layout.loc[("breast_cancer", "(15,45)"), "diff"] == "+0.0"
+    with pytest.raises(TypeError, match="rows= and metric="):
+        paper_comparison(sup, paper)
+    with pytest.raises(TypeError, match="only for records"):
+        paper_comparison(t, paper, metric="acc")
