@@ -70,6 +70,7 @@ from torch import nn
 from sslkit._checks import check_count, check_seed
 from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, logits_of
 from sslkit.device import resolve_device
+from sslkit.models.utils import param_groups
 from sslkit.seeding import derive_seeds, make_generator, seed_everything
 
 __all__ = ["EarlyStopping", "Hook", "Trainer", "cosine_lr_factor"]
@@ -201,6 +202,8 @@ class Trainer:
     early_stopping : None or :class:`EarlyStopping` (requires validation data in ``fit``).
     hooks : iterable of :class:`Hook`.
     seed : int; progress : bool.
+    decay_norm_and_bias : False exempts biases and normalisation layers from weight decay (USB's
+        ``bn_wd_skip``, used with WRN-28-2 in papers B and C); True (default) decays every parameter.
     num_classes : None (inferred as ``1 + max`` label of ``y_l`` and ``y_val``) or the number of classes;
         pass it when the labeled set may miss the highest classes. Must equal the model's output width.
 
@@ -212,7 +215,7 @@ class Trainer:
     def __init__(self, model, algorithm, *, device="auto", optimizer="adam", lr=1e-3, weight_decay=1e-4,
                  momentum=0.9, nesterov=True, schedule=None, epochs=200, iterations_per_epoch=None,
                  batch_size=64, unlabeled_batch_size=256, ema_decay=None, amp="auto", early_stopping=None,
-                 hooks=(), seed=0, progress=True, num_classes=None):
+                 hooks=(), seed=0, progress=True, num_classes=None, decay_norm_and_bias=True):
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         if not isinstance(algorithm, SSLAlgorithm):
@@ -252,6 +255,7 @@ class Trainer:
         self.schedule, self.ema_decay, self.amp = schedule, ema_decay, amp
         self.early_stopping, self.hooks = early_stopping, hooks
         self.seed, self.progress, self.num_classes = check_seed(seed), bool(progress), num_classes
+        self.decay_norm_and_bias = bool(decay_norm_and_bias)
         self.epoch, self.iteration, self.stop_training = 0, 0, False
         self.ema_model_ = None
 
@@ -480,9 +484,12 @@ class Trainer:
         return float(correct) / X.shape[0]
 
     def _make_optimizer(self, model: nn.Module) -> torch.optim.Optimizer:
-        params = [p for p in model.parameters() if p.requires_grad]
-        if not params:
-            raise ValueError("model has no trainable parameters")
+        if self.decay_norm_and_bias:
+            params = [p for p in model.parameters() if p.requires_grad]
+            if not params:
+                raise ValueError("model has no trainable parameters")
+        else:  # USB's bn_wd_skip: no weight decay on biases and normalisation layers
+            params = param_groups(model, self.weight_decay)
         if self.optimizer == "adam":
             return torch.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
         return torch.optim.SGD(params, lr=self.lr, momentum=self.momentum, weight_decay=self.weight_decay,

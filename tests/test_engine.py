@@ -531,3 +531,27 @@ def test_mixed_precision_code_path_simulated_on_cpu(monkeypatch, bf16):
     want = torch.bfloat16 if bf16 else torch.float16
     assert tr.amp_dtype_ == want and set(dtypes) == {want}
     assert tr.predict_proba(X).dtype == np.float32 and tr.score(Xt, yt) > 0.95
+
+
+def test_decay_norm_and_bias_false_exempts_bias_and_bn_from_weight_decay():
+    from torch import nn as _nn
+
+    class BNNet(_nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.bn, self.out = _nn.Linear(2, 4), _nn.BatchNorm1d(4), _nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.bn(self.fc(x))
+            return self.out(h), h
+
+    X = np.random.default_rng(0).normal(size=(32, 2)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    tr = Trainer(BNNet(), Supervised(), epochs=1, weight_decay=0.1, decay_norm_and_bias=False, progress=False)
+    tr.fit(X, y)
+    groups = {g["weight_decay"]: {id(p) for p in g["params"]} for g in tr.optimizer_.param_groups}
+    m = tr.model
+    assert groups[0.1] == {id(m.fc.weight), id(m.out.weight)}
+    assert groups[0.0] == {id(m.fc.bias), id(m.bn.weight), id(m.bn.bias), id(m.out.bias)}
+    tr2 = Trainer(BNNet(), Supervised(), epochs=1, weight_decay=0.1, progress=False).fit(X, y)
+    assert [g["weight_decay"] for g in tr2.optimizer_.param_groups] == [0.1]

@@ -283,7 +283,7 @@ def test_hardware_label_and_results_path(tmp_path):
     assert "\n" not in summary and summary.endswith(f"torch {__import__('torch').__version__}") and "cores" in summary
 
     assert results_path("exp", "quick", results_dir=tmp_path) == tmp_path / "exp" / "quick.jsonl"
-    assert results_path("exp", "paper") == repo_root() / "results" / "exp" / "paper.jsonl"
+    assert results_path("exp", "paper") == repo_root() / "notebooks" / "results" / "exp" / "paper.jsonl"
     assert results_path("exp", "quick") == repo_root() / "_build" / "results" / "exp" / "quick.jsonl"
     with pytest.raises(ValueError, match="plain file name"):
         results_path("../exp", "quick")

@@ -1,7 +1,7 @@
 """The reproduction scorecard: every table and figure of papers A, B and C, and how far we got with it.
 
 Status is never typed in by hand: it is computed from the notebook registry
-(:data:`sslkit.experiments.notebooks.NOTEBOOKS`) and the committed results files under ``results/``.
+(:data:`sslkit.experiments.notebooks.NOTEBOOKS`) and the committed results files under ``notebooks/results/``.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _status(target: Target, root: Path) -> tuple[str, str]:
     spec = next((s for s in NOTEBOOKS if s.name == target.notebook), None)
     if spec is None:
         return "not reproduced yet", ""
-    results = root / "results" / Path(spec.path).stem / "paper.jsonl"
+    results = root / "notebooks" / "results" / Path(spec.path).stem / "paper.jsonl"
     if results.exists():
         from .runner import load_results
 
