@@ -19,7 +19,8 @@ The algorithm computes the loss from a labeled and an unlabeled batch; the loop 
   coupled L2 weight decay) or ``"sgd"`` (momentum 0.9, Nesterov, weight decay 5e-4 as in USB/FixMatch
   for papers B/C). ``schedule="cosine"`` is FixMatch's ``lr_t = lr * cos(7 pi t / (16 T))`` with ``t``
   the number of optimiser steps taken and ``T = epochs * iterations_per_epoch`` the planned total (an early
-  stop does not change ``T``). Weight decay applies to all parameters (no BN/bias exemption).
+  stop does not change ``T``). Weight decay applies to all parameters unless
+  ``decay_norm_and_bias=False`` (USB's ``bn_wd_skip``: no decay on biases and normalisation layers).
 * **EMA** -- with ``ema_decay=d``, after every optimiser step the EMA parameters become
   ``d * ema + (1 - d) * param`` (starting from the initial parameters, no warm-up) and the buffers
   (BatchNorm statistics) are **copied**, as in USB. When EMA is on, validation, early stopping,
@@ -34,7 +35,8 @@ The algorithm computes the loss from a labeled and an unlabeled batch; the loop 
 * **hooks** -- :class:`Hook` ``(fn, every, unit)``: ``fn(trainer)`` after every ``every``-th epoch or
   iteration; the user's hooks run first, then the algorithm's. Hooks see ``trainer.epoch`` (completed
   epochs), ``trainer.iteration`` (completed optimiser steps), ``trainer.model``, ``trainer.algorithm``,
-  ``trainer.history_`` and may set ``trainer.stop_training = True`` (an iteration hook ends the epoch
+  ``trainer.history_``, ``trainer.data_`` (the device tensors ``X_l, y_l, X_u, X_val, y_val``; None
+  where not given) and may set ``trainer.stop_training = True`` (an iteration hook ends the epoch
   early; the partial epoch is still validated and recorded).
 * **seeding** -- ``fit`` calls :func:`sslkit.seeding.seed_everything(seed)` (global RNGs, used by
   dropout and by algorithms) and seeds the batch-index generators; on CPU the same seed and the same
@@ -303,6 +305,8 @@ class Trainer:
         if yv is not None:
             _check_label_range(yv, "y_val", k)
         self.num_classes_ = k
+        # the data as the loop holds them (device tensors), for hooks such as paper A's a* re-estimation
+        self.data_ = {"X_l": Xl, "y_l": yl, "X_u": Xu, "X_val": Xv, "y_val": yv}
 
         model = self.model.to(device)
         with torch.no_grad(), _eval_mode(model):

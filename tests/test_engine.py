@@ -555,3 +555,15 @@ def test_decay_norm_and_bias_false_exempts_bias_and_bn_from_weight_decay():
     assert groups[0.0] == {id(m.fc.bias), id(m.bn.weight), id(m.bn.bias), id(m.out.bias)}
     tr2 = Trainer(BNNet(), Supervised(), epochs=1, weight_decay=0.1, progress=False).fit(X, y)
     assert [g["weight_decay"] for g in tr2.optimizer_.param_groups] == [0.1]
+
+
+def test_hooks_see_the_data_on_the_device():
+    seen = {}
+    X = np.random.default_rng(1).normal(size=(20, 2)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+
+    def grab(tr):
+        seen.update({k: (None if v is None else tuple(v.shape)) for k, v in tr.data_.items()})
+
+    Trainer(TinyNet(), Supervised(), epochs=1, hooks=[Hook(grab)], progress=False).fit(X, y, X_val=X[:5], y_val=y[:5])
+    assert seen == {"X_l": (20, 2), "y_l": (20,), "X_u": None, "X_val": (5, 2), "y_val": (5,)}

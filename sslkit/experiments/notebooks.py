@@ -39,7 +39,7 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
         name="supervised-baseline",
         path="notebooks/supervised_baseline.md",
         title="Supervised MLP: accuracy vs number of labels (Breast Cancer, Banknote)",
-        paper="-",
+        paper="A",
         gpu_recommended=False,
     ),
 )
