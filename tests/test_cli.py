@@ -63,7 +63,7 @@ def test_registry_has_the_end_to_end_notebook():
     spec = notebooks.get_notebook("supervised-baseline")
     assert spec.path == "notebooks/supervised_baseline.md"
     assert spec.title == "Supervised MLP: accuracy vs number of labels (Breast Cancer, Banknote)"
-    assert spec.paper == "-" and spec.gpu_recommended is False
+    assert spec.paper == "A" and spec.gpu_recommended is False
     assert len({s.name for s in notebooks.NOTEBOOKS}) == len(notebooks.NOTEBOOKS)
     assert all(s.paper in {"A", "B", "C", "-"} for s in notebooks.NOTEBOOKS)
     assert notebooks.repo_root() == REPO
@@ -74,7 +74,7 @@ def test_list_command(capsys):
     out = capsys.readouterr().out
     header, row = out.splitlines()[:2]
     assert header.split()[:4] == ["NAME", "PAPER", "GPU?", "PATH"]
-    assert row.split()[:4] == ["supervised-baseline", "-", "no", "notebooks/supervised_baseline.md"]
+    assert row.split()[:4] == ["supervised-baseline", "A", "no", "notebooks/supervised_baseline.md"]
     assert "Supervised MLP: accuracy vs number of labels" in row
 
 
