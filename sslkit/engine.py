@@ -320,6 +320,7 @@ class Trainer:
         steps_per_epoch = self.iterations_per_epoch or math.ceil(n_l / self.batch_size)
         self.total_steps_ = self.epochs * steps_per_epoch
         algo.total_steps = self.total_steps_
+        algo.train_data = self.data_  # e.g. the labeled class counts and validation data (paper A)
         algo.setup(model, num_classes=k, device=device)
         all_hooks = self.hooks + list(algo.hooks())
         for h in all_hooks:

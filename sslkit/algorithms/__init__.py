@@ -7,3 +7,22 @@ from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, frozen_bn, lo
 from sslkit.algorithms.supervised import Supervised
 
 __all__ = ["Hook", "LossOutput", "SSLAlgorithm", "Supervised", "frozen_bn", "logits_of"]
+
+# paper A (risk rewrite) and its SSL baselines
+from sslkit.algorithms.fixmatch import FixMatch, fixmatch_unsup_loss  # noqa: E402
+from sslkit.algorithms.pseudo_label import PseudoLabel, pseudo_labels  # noqa: E402
+from sslkit.algorithms.risk_rewrite import (  # noqa: E402
+    NN_RULES,
+    PNU,
+    LinearRiskAlgorithm,
+    OursEC,
+    OursIter,
+    SupervisedRisk,
+    batch_component_risks,
+)
+from sslkit.algorithms.vat import VAT, VAT_EPS_GRID  # noqa: E402
+
+__all__ += [
+    "LinearRiskAlgorithm", "SupervisedRisk", "PNU", "OursEC", "OursIter", "batch_component_risks", "NN_RULES",
+    "PseudoLabel", "pseudo_labels", "VAT", "VAT_EPS_GRID", "FixMatch", "fixmatch_unsup_loss",
+]

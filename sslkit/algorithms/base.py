@@ -97,6 +97,9 @@ class SSLAlgorithm:
     total_steps : int or None
         Set by the trainer before :meth:`setup` to the planned number of optimiser steps
         (``epochs * iterations_per_epoch``), for ramp-ups such as USB's ``clip(t / (0.4 T), 0, 1)``.
+    train_data : dict or None
+        Set by the trainer before :meth:`setup`: the device tensors ``X_l, y_l, X_u, X_val, y_val`` of the
+        fit (None where not given), e.g. for the labeled class counts and validation data of paper A.
 
     Methods to override: :meth:`loss` (required), :meth:`setup` and :meth:`hooks` (optional).
     The trainer calls ``loss`` in training mode, inside autocast when mixed precision is on.
@@ -105,6 +108,7 @@ class SSLAlgorithm:
     name: str = "base"
     uses_unlabeled: bool = False
     total_steps: int | None = None
+    train_data: dict | None = None
 
     def setup(self, model: nn.Module, *, num_classes: int, device: torch.device) -> None:
         """Called once at the start of ``fit`` (after the model is on ``device``). Default: nothing."""

@@ -77,3 +77,25 @@ __all__ = [
     "gmm10",
     "gmm10_means",
 ]
+
+# batched augmentations (FixMatch, paper A App. D.1)
+from sslkit.data.augment import (  # noqa: E402
+    AUGMENTATIONS,
+    cifar_strong,
+    cifar_weak,
+    color_jitter,
+    mnist_strong,
+    mnist_weak,
+    random_affine,
+    random_crop,
+    random_erasing,
+    random_grayscale,
+    random_hflip,
+    tabular_strong,
+    tabular_weak,
+)
+
+__all__ += [
+    "AUGMENTATIONS", "tabular_weak", "tabular_strong", "mnist_weak", "mnist_strong", "cifar_weak", "cifar_strong",
+    "random_affine", "random_crop", "random_hflip", "color_jitter", "random_grayscale", "random_erasing",
+]

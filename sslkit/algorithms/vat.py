@@ -1,0 +1,96 @@
+"""Virtual Adversarial Training (Miyato et al. 2018) with paper A App. C's settings.
+
+``L = CE(f(x_l), y_l) + lambda_u * KL( p(x_u) || p(x_u + r_adv) )`` -- "supervised cross-entropy plus
+KL-divergence-based local distributional smoothness regularization" with ``lambda_u = 1.0``, ξ = 1e-6,
+one power iteration, ε from {0.2, 0.5, 1.0, 2.0} (tabular) or {0.5, 1.0, 2.0, 4.0} (images) (App. C).
+No entropy-minimisation term and no ramp-up (App. C mentions neither; USB adds both).
+
+One step:
+
+1. ``p = softmax(f(x_u))`` without gradient (the fixed target; "KL from clean, detached");
+2. ``d ~ N(0, I)``, scaled to L2 norm ξ per sample; for each of ``n_power`` iterations
+   ``d <- ξ · normalize(∇_d KL(p || softmax(f(x_u + d))))`` with :func:`torch.autograd.grad` w.r.t. ``d``
+   only (no parameter gradients are touched; no host round-trip);
+3. ``r_adv = ε · normalize(d)``; the regulariser ``KL(p || softmax(f(x_u + r_adv)))`` (batch mean) is
+   back-propagated to the parameters.
+
+Every unlabeled pass (1-3) runs inside :func:`sslkit.algorithms.frozen_bn`: "Batch-normalization running
+statistics are frozen during the adversarial perturbation computation" (App. C); like USB we also keep
+the final adversarial pass out of the running statistics, so they come from labeled batches only. The
+model stays in training mode throughout (dropout active in every pass, as in the reference VAT code).
+Normalisation is per sample over all non-batch dimensions (images: C·H·W), with a 1e-12 guard.
+Logs: ``loss``, ``sup_loss``, ``unsup_loss``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+import torch.nn.functional as F
+
+from sslkit.algorithms.base import LossOutput, SSLAlgorithm, frozen_bn, logits_of
+
+__all__ = ["VAT", "VAT_EPS_GRID"]
+
+#: paper A App. C: ε grids.
+VAT_EPS_GRID = {"tabular": (0.2, 0.5, 1.0, 2.0), "image": (0.5, 1.0, 2.0, 4.0)}
+
+
+def _l2_normalize(d: torch.Tensor) -> torch.Tensor:
+    norm = d.flatten(1).norm(dim=1).view(-1, *([1] * (d.dim() - 1)))
+    return d / (norm + 1e-12)
+
+
+def _kl(p: torch.Tensor, logits_q: torch.Tensor) -> torch.Tensor:
+    """Batch mean of KL(p || softmax(logits_q))."""
+    return F.kl_div(F.log_softmax(logits_q.float(), dim=1), p, reduction="batchmean")
+
+
+def _positive(v, name):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    return float(v)
+
+
+class VAT(SSLAlgorithm):
+    """VAT (module docstring). ``eps``: perturbation radius ε (required, from :data:`VAT_EPS_GRID`);
+    ``xi``: finite-difference step ξ; ``n_power``: power iterations; ``lambda_u``: weight of the KL term."""
+
+    name = "vat"
+    uses_unlabeled = True
+
+    def __init__(self, eps, *, xi=1e-6, n_power=1, lambda_u=1.0):
+        self.eps = _positive(eps, "eps")
+        self.xi = _positive(xi, "xi")
+        if isinstance(n_power, bool) or not isinstance(n_power, numbers.Integral) or n_power < 1:
+            raise ValueError(f"n_power must be an integer >= 1, got {n_power!r}")
+        self.n_power = int(n_power)
+        if isinstance(lambda_u, bool) or not isinstance(lambda_u, numbers.Real) or not math.isfinite(lambda_u) \
+                or lambda_u < 0:
+            raise ValueError(f"lambda_u must be a finite number >= 0, got {lambda_u!r}")
+        self.lambda_u = float(lambda_u)
+
+    def adversarial_perturbation(self, model, x_u: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+        """r_adv (same shape as ``x_u``, per-sample L2 norm ε) by ``n_power`` power iterations."""
+        d = _l2_normalize(torch.randn_like(x_u)) * self.xi
+        for _ in range(self.n_power):
+            d.requires_grad_(True)
+            kl = _kl(p, logits_of(model, x_u + d))
+            (grad,) = torch.autograd.grad(kl, d)
+            d = _l2_normalize(grad.detach()) * self.xi
+        return self.eps * _l2_normalize(d)
+
+    def loss(self, model, x_l, y_l, x_u=None, *, step):
+        sup = F.cross_entropy(logits_of(model, x_l).float(), y_l)
+        with frozen_bn(model):
+            with torch.no_grad():
+                p = torch.softmax(logits_of(model, x_u).float(), dim=1)
+            r_adv = self.adversarial_perturbation(model, x_u, p)
+            unsup = _kl(p, logits_of(model, x_u + r_adv))
+        total = sup + self.lambda_u * unsup
+        return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach()})
+
+    def __repr__(self) -> str:
+        return f"VAT(eps={self.eps}, xi={self.xi}, n_power={self.n_power}, lambda_u={self.lambda_u})"

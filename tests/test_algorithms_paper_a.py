@@ -1,0 +1,402 @@
+"""Tests of paper A's training algorithms: the risk rewrite (SupervisedRisk, PNU, OursEC, OursIter),
+Pseudo-Label, VAT and FixMatch (sslkit.algorithms.{risk_rewrite,pseudo_label,vat,fixmatch})."""
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sslkit.algorithms import (
+    PNU,
+    VAT,
+    FixMatch,
+    LinearRiskAlgorithm,
+    OursEC,
+    OursIter,
+    PseudoLabel,
+    SupervisedRisk,
+    batch_component_risks,
+    fixmatch_unsup_loss,
+    pseudo_labels,
+)
+from sslkit.data import gaussian_pair
+from sslkit.engine import Trainer
+from sslkit.models import MLP
+from sslkit.risk import (
+    component_risks,
+    equal_covariance_a,
+    linear_risk,
+    loss_covariances,
+    loss_matrix,
+    optimal_a,
+    partial_risks,
+    pnu_eta,
+    pnu_to_a,
+    unlabeled_risks,
+)
+
+torch.set_num_threads(1)
+CPU = torch.device("cpu")
+
+
+class Table(nn.Module):
+    """logits = one_hot(x) @ W: every sample's logits are free parameters (x holds integer ids)."""
+
+    def __init__(self, n, k):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(n, k))
+
+    def forward(self, x):
+        return self.W[x[:, 0].long()], None
+
+
+class BNNet(nn.Module):
+    def __init__(self, d=3, k=3):
+        super().__init__()
+        self.fc, self.bn, self.out = nn.Linear(d, 8), nn.BatchNorm1d(8), nn.Linear(8, k)
+
+    def forward(self, x):
+        h = F.relu(self.bn(self.fc(x)))
+        return self.out(h), h
+
+
+def ids(a, b):
+    return torch.arange(a, b, dtype=torch.float32).view(-1, 1)
+
+
+def setup(algo, k, model=None):
+    algo.setup(model, num_classes=k, device=CPU)
+    return algo
+
+
+def blobs(n_per_class, seed, k=3, d=2):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(k), n_per_class)
+    centres = 2.5 * np.stack([np.cos(2 * np.pi * np.arange(k) / k), np.sin(2 * np.pi * np.arange(k) / k)], 1)
+    return (centres[y] + rng.standard_normal((y.size, d))).astype(np.float32), y.astype(np.int64)
+
+
+# ------------------------------------------------------------------------- Horvitz-Thompson batches
+
+def test_batch_component_risks_is_unbiased_by_exact_enumeration():
+    torch.manual_seed(0)
+    y = torch.tensor([0, 1, 1, 2, 2, 2])
+    L = torch.rand(6, 3, dtype=torch.float64)
+    counts = np.bincount(y.numpy())
+    full = component_risks(L, y, 3)
+    for b in (1, 2, 3, 5):
+        subsets = list(itertools.combinations(range(6), b))
+        mean = sum(batch_component_risks(L[list(s)], y[list(s)], counts) for s in subsets) / len(subsets)
+        assert torch.allclose(mean, full, atol=1e-12), b
+    # equals sslkit.risk.component_risks with the Horvitz-Thompson normalizer; missing class -> zero row
+    idx = [0, 1, 2]
+    hat = batch_component_risks(L[idx], y[idx], counts)
+    ref = component_risks(L[idx], y[idx], 3, normalizer=counts * 3 / 6)
+    assert torch.allclose(hat, ref) and (hat[2] == 0).all()
+    with pytest.raises(ValueError, match="n_per_class"):
+        batch_component_risks(L, y, [1, 2])
+
+
+# ------------------------------------------------------------------------- the a of each method
+
+def test_supervised_risk_equals_pn_risk_and_ignores_unlabeled():
+    torch.manual_seed(0)
+    prior = [0.2, 0.3, 0.5]
+    model, y = Table(9, 3), torch.tensor([0, 0, 1, 1, 1, 2, 2, 2, 2])
+    algo = setup(SupervisedRisk(prior, n_per_class=np.bincount(y.numpy())), 3)
+    assert algo.uses_unlabeled is False and np.allclose(algo.a_, prior)
+    out = algo.loss(model, ids(0, 9), y, None, step=0)
+    R = component_risks(loss_matrix(model.W, "ce"), y, 3)
+    pn = sum(prior[i] * R[i, i] for i in range(3))
+    assert torch.allclose(out.loss, pn) and torch.allclose(out.logs["loss"], pn.detach())
+    # a = θ through the base class gives the same value with any unlabeled batch
+    base = setup(LinearRiskAlgorithm(prior, prior, n_per_class=[2, 3, 4]), 3)
+    assert torch.allclose(base.loss(model, ids(0, 9), y, ids(0, 4), step=0).loss, pn)
+
+
+def test_linear_risk_full_batch_equals_sslkit_risk_value():
+    torch.manual_seed(1)
+    prior, a = np.array([0.3, 0.7]), np.array([0.1, 0.9])
+    model, y = Table(10, 2), torch.tensor([0, 0, 0, 1, 1, 1, 1])
+    algo = setup(LinearRiskAlgorithm(prior, a, nonnegative=False, n_per_class=[3, 4]), 2)
+    out = algo.loss(model, ids(0, 7), y, ids(7, 10), step=0)
+    L = loss_matrix(model.W, "ce")
+    ref = linear_risk(component_risks(L[:7], y, 2), unlabeled_risks(L[7:]), prior, a)
+    assert torch.allclose(out.loss, ref.float(), atol=1e-6)
+
+
+def test_ours_ec_and_pnu_use_the_risk_formulas():
+    prior, n = np.array([0.4, 0.6]), np.array([30, 10])
+    ec = setup(OursEC(prior, n_per_class=n), 2)
+    assert np.allclose(ec.a_, equal_covariance_a(prior, n))
+    pnu = setup(PNU(prior, n_per_class=n), 2)
+    assert np.allclose(pnu.a_, pnu_to_a(prior, pnu_eta(prior, n)))
+    assert pnu.eta_ == pytest.approx(float(pnu_eta(prior, n)))
+    p3, n3 = [0.2, 0.3, 0.5], [5, 10, 20]
+    assert np.allclose(setup(OursEC(p3, n_per_class=n3), 3).a_, equal_covariance_a(np.array(p3), np.array(n3)))
+    with pytest.raises(ValueError, match="binary"):
+        PNU(p3)
+
+
+def test_counts_from_train_data_and_clear_errors():
+    algo = OursEC([0.5, 0.5])
+    with pytest.raises(ValueError, match="n_per_class"):
+        algo.setup(None, num_classes=2, device=CPU)
+    algo.train_data = {"y_l": torch.tensor([0, 1, 1, 1])}
+    algo.setup(None, num_classes=2, device=CPU)
+    assert algo.n_per_class_.tolist() == [1, 3]
+    with pytest.raises(ValueError, match="no sample of class"):
+        OursEC([0.5, 0.5], n_per_class=[4, 0])
+    with pytest.raises(ValueError, match="num_classes"):
+        OursEC([0.5, 0.5], n_per_class=[1, 1]).setup(None, num_classes=3, device=CPU)
+    with pytest.raises(ValueError, match="sum to 1"):
+        OursEC([0.5, 0.6])
+    with pytest.raises(ValueError, match="nn_rule"):
+        OursEC([0.5, 0.5], nn_rule="abs")
+    with pytest.raises(ValueError, match="loss"):
+        OursEC([0.5, 0.5], loss="zero_one")
+    with pytest.raises(ValueError, match="update_every"):
+        OursIter([0.5, 0.5], update_every=0)
+
+
+# ------------------------------------------------------------------------- nn-correction
+
+def _violating_case():
+    """k = 2, θ = (.5, .5): class-1 labeled samples are confidently class 1 (large loss at label 0) and the
+    unlabeled samples have a small loss at label 0, so Δ_0 = R_U0 - θ_1 R_10 < 0 while Δ_1 > 0."""
+    model = Table(8, 2)
+    with torch.no_grad():
+        model.W.copy_(torch.tensor([[2.0, -1], [1.5, -0.5], [-2, 2.5], [-1.5, 2], [-2, 3],
+                                    [3.0, -1], [2.5, -2], [-0.5, 0.2]]))
+    return model, ids(0, 5), torch.tensor([0, 0, 1, 1, 1]), ids(5, 8)
+
+
+def _grads(model, loss):
+    (g,) = torch.autograd.grad(loss, model.W)
+    return g
+
+
+def _reference_terms(model, x_l, y_l, x_u, prior, a):
+    L = loss_matrix(model.W, "ce")
+    R = component_risks(L[:5], y_l, 2)
+    R_u = unlabeled_risks(L[5:])
+    return R, R_u, partial_risks(R, R_u, prior), linear_risk(R, R_u, prior, a)
+
+
+@pytest.mark.parametrize("rule", ["per_term", "kiryo", "clip"])
+def test_nn_correction_logs_clipped_risk_and_follows_the_gradient_rule(rule):
+    prior, a = np.array([0.5, 0.5]), np.array([0.2, 0.3])
+    model, x_l, y_l, x_u = _violating_case()
+    algo = setup(LinearRiskAlgorithm(prior, a, nn_rule=rule, gamma=0.7, n_per_class=[2, 3]), 2)
+    out = algo.loss(model, x_l, y_l, x_u, step=0)
+    R, R_u, delta, raw = _reference_terms(model, x_l, y_l, x_u, prior, a)
+    assert delta[0] < 0 < delta[1]
+    clipped = linear_risk(R, R_u, prior, a, nonnegative=True)
+    assert float(out.logs["loss"]) == pytest.approx(float(clipped.detach()), rel=1e-6)
+    assert float(out.logs["risk_raw"]) == pytest.approx(float(raw.detach()), rel=1e-6)
+    assert float(out.logs["delta_0"]) == pytest.approx(float(delta[0].detach()), rel=1e-6)
+    assert float(out.logs["delta_nn_0"]) == 0.0 and float(out.logs["delta_nn_1"]) == pytest.approx(float(delta[1].detach()), rel=1e-6)
+    assert float(out.logs["nn_violations"]) == 1.0
+    c = 1 - a / prior  # (0.6, 0.4)
+    if rule == "per_term":
+        expect = a[0] * R[0, 0] + a[1] * R[1, 1] + c[1] * delta[1] - 0.7 * abs(c[0]) * delta[0]
+    elif rule == "kiryo":
+        expect = -0.7 * abs(c[0]) * delta[0]
+    else:
+        expect = clipped
+    assert torch.allclose(_grads(model, out.loss), _grads(model, expect).float(), atol=1e-6)
+
+
+def test_nn_correction_without_violation_and_when_off_is_the_plain_risk():
+    prior, a = np.array([0.5, 0.5]), np.array([0.2, 0.3])
+    model, x_l, y_l, x_u = _violating_case()
+    off = setup(LinearRiskAlgorithm(prior, a, nonnegative=False, n_per_class=[2, 3]), 2)
+    out = off.loss(model, x_l, y_l, x_u, step=0)
+    raw = _reference_terms(model, x_l, y_l, x_u, prior, a)[3]
+    assert float(out.logs["loss"]) == pytest.approx(float(raw.detach()), rel=1e-6)  # raw, negative Δ kept
+    assert torch.allclose(_grads(model, out.loss), _grads(model, raw).float(), atol=1e-6)
+    torch.manual_seed(0)
+    model2 = Table(8, 2)  # random logits: check a batch with no violation gives the raw gradient
+    for rule in ("per_term", "kiryo", "clip"):
+        algo = setup(LinearRiskAlgorithm(prior, a, nn_rule=rule, n_per_class=[2, 3]), 2)
+        o = algo.loss(model2, x_l, y_l, x_u, step=0)
+        _, _, delta, raw2 = _reference_terms(model2, x_l, y_l, x_u, prior, a)
+        if (delta >= 0).all():
+            assert torch.allclose(_grads(model2, o.loss), _grads(model2, raw2).float(), atol=1e-6)
+    # inactive terms (c_j = 0) never trigger the correction
+    pn = setup(LinearRiskAlgorithm(prior, prior, n_per_class=[2, 3]), 2)
+    o = pn.loss(model, x_l, y_l, x_u, step=0)
+    assert "nn_violations" not in o.logs and float(o.logs["loss"]) == pytest.approx(float(o.loss.detach()))
+
+
+# ------------------------------------------------------------------------- OursIter (Algorithm 1)
+
+def test_ours_iter_updates_a_at_the_scheduled_epochs_with_optimal_a_from_validation_losses():
+    X, y = blobs([6, 8, 10], seed=0)
+    Xu, _ = blobs([30, 30, 30], seed=1)
+    Xv, yv = blobs([10, 10, 10], seed=2)
+    prior = np.array([0.3, 0.3, 0.4])
+    torch.manual_seed(0)
+    model = MLP(2, 3, hidden=(16,), dropout=0.0)
+    algo = OursIter(prior, warmup_epochs=3, update_every=2, n_per_class=np.bincount(y))
+    assert [e for e in range(1, 12) if algo.is_update_epoch(e)] == [3, 5, 7, 9, 11]
+    tr = Trainer(model, algo, epochs=7, batch_size=8, unlabeled_batch_size=16, device="cpu", progress=False, seed=0)
+    tr.fit(X, y, Xu, Xv, yv)
+    assert [e for e, _ in algo.a_history_] == [0, 3, 5, 7]
+    assert np.allclose(algo.a_history_[0][1], prior)
+    hist_a = [np.array([r[f"a_{j}"] for j in range(3)]) for r in tr.history_]
+    assert all(np.allclose(h, prior) for h in hist_a[:3])  # warm-up: a = θ
+    assert np.allclose(hist_a[3], algo.a_history_[1][1]) and np.allclose(hist_a[5], algo.a_history_[2][1])
+    assert "delta_0" not in tr.history_[0] and "delta_0" in tr.history_[3]  # U batch used only after warm-up
+    # the last update (after epoch 7) used the final model: recompute a* by hand
+    model.eval()
+    with torch.no_grad():
+        L = loss_matrix(model(torch.as_tensor(Xv))[0].double(), "ce").numpy()
+    C = loss_covariances(L, yv, 3, shrinkage=0.5)
+    expect = optimal_a(C, prior, np.bincount(y), ridge=1e-4)
+    assert np.allclose(algo.a_, expect, rtol=1e-5, atol=1e-7)
+    assert np.allclose(algo.a_history_[-1][1], expect, rtol=1e-5, atol=1e-7)
+
+
+def test_ours_iter_without_validation_data_raises():
+    X, y = blobs([5, 5, 5], seed=0)
+    algo = OursIter([0.3, 0.3, 0.4], warmup_epochs=1, n_per_class=np.bincount(y))
+    tr = Trainer(MLP(2, 3, hidden=(8,)), algo, epochs=3, device="cpu", progress=False)
+    with pytest.raises(ValueError, match="X_val and y_val"):
+        tr.fit(X, y, X)
+    algo.train_data = {"y_l": torch.as_tensor(y), "X_val": None}
+    with pytest.raises(ValueError, match="X_val and y_val"):
+        algo.setup(None, num_classes=3, device=CPU)
+
+
+# ------------------------------------------------------------------------- unlabeled gradients
+
+def _param_grad(model, loss):
+    grads = torch.autograd.grad(loss, [p for p in model.parameters() if p.requires_grad], allow_unused=True)
+    return torch.cat([torch.zeros(0) if g is None else g.flatten() for g in grads])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: OursEC([0.5, 0.5], n_per_class=[4, 12]),
+    lambda: PNU([0.5, 0.5], n_per_class=[4, 12]),
+    lambda: LinearRiskAlgorithm([0.5, 0.5], [0.3, 0.1], n_per_class=[4, 12]),
+    lambda: PseudoLabel(0.0, warmup_epochs=0),
+    lambda: VAT(1.0),
+    lambda: FixMatch(0.0),
+])
+def test_unlabeled_part_of_each_ssl_loss_has_a_nonzero_parameter_gradient(make):
+    torch.manual_seed(0)
+    model = MLP(4, 2, hidden=(16,), dropout=0.0)
+    algo = make()
+    algo.setup(model, num_classes=2, device=CPU)
+    x_l, y_l = torch.randn(16, 4), torch.tensor([0] * 4 + [1] * 12)
+    grads = []
+    for x_u in (torch.randn(32, 4), torch.randn(32, 4) * 2 + 1):
+        torch.manual_seed(1)  # same augmentation / noise draws; only the unlabeled batch differs
+        grads.append(_param_grad(model, algo.loss(model, x_l, y_l, x_u, step=0).loss))
+    assert (grads[0] - grads[1]).abs().max() > 1e-6
+
+
+# ------------------------------------------------------------------------- Pseudo-Label
+
+def test_pseudo_labels_only_above_threshold_and_loss_is_mean_over_whole_batch():
+    logits = torch.log(torch.tensor([[0.96, 0.04], [0.6, 0.4], [0.05, 0.95], [0.2, 0.8]]))
+    labels, mask = pseudo_labels(logits, 0.95)
+    assert labels.tolist() == [0, 0, 1, 1] and mask.tolist() == [1.0, 0.0, 1.0, 0.0]
+    assert pseudo_labels(logits, 0.5)[1].tolist() == [1.0] * 4
+    model = Table(8, 2)
+    with torch.no_grad():
+        model.W[4:].copy_(logits)
+    algo = PseudoLabel(0.95, warmup_epochs=0, lambda_u=2.0)
+    algo.setup(model, num_classes=2, device=CPU)
+    x_l, y_l, x_u = ids(0, 4), torch.tensor([0, 1, 0, 1]), ids(4, 8)
+    out = algo.loss(model, x_l, y_l, x_u, step=0)
+    ce_u = F.cross_entropy(model.W[4:], labels, reduction="none")
+    unsup = (ce_u * mask).sum() / 4  # normalised by the whole unlabeled batch (4), not by the 2 confident
+    assert float(out.logs["unsup_loss"]) == pytest.approx(float(unsup.detach()), rel=1e-6)
+    assert float(out.loss.detach()) == pytest.approx(float((F.cross_entropy(model.W[:4], y_l) + 2 * unsup).detach()), rel=1e-6)
+    assert float(out.logs["mask_rate"]) == 0.5
+
+
+def test_pseudo_label_warmup_then_teacher_is_frozen():
+    X, y = blobs([6, 6, 6], seed=0)
+    Xu, _ = blobs([20, 20, 20], seed=1)
+    algo = PseudoLabel(0.9, warmup_epochs=2)
+    tr = Trainer(MLP(2, 3, hidden=(8,)), algo, epochs=4, batch_size=6, device="cpu", progress=False).fit(X, y, Xu)
+    assert algo.teacher_epochs_ == [2]
+    assert [r["unsup_loss"] for r in tr.history_[:2]] == [0.0, 0.0]
+    assert all(not p.requires_grad for p in algo.teacher_.parameters()) and not algo.teacher_.training
+    with pytest.raises(ValueError, match="threshold"):
+        PseudoLabel(1.5)
+
+
+# ------------------------------------------------------------------------- VAT
+
+def test_vat_keeps_bn_running_stats_and_uses_only_d_gradients():
+    torch.manual_seed(0)
+    model = BNNet().train()
+    x_l, y_l, x_u = torch.randn(8, 3), torch.tensor([0, 1, 2, 0, 1, 2, 0, 1]), torch.randn(16, 3) * 3
+    ref = BNNet().train()
+    ref.load_state_dict(model.state_dict())
+    ref(x_l)  # a labeled-only forward: the only update to the running statistics
+    algo = VAT(2.0)
+    out = algo.loss(model, x_l, y_l, x_u, step=0)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        assert torch.equal(getattr(model.bn, name), getattr(ref.bn, name))
+    assert all(p.grad is None for p in model.parameters())  # autograd.grad w.r.t. d only
+    with torch.no_grad():
+        p = torch.softmax(model(x_u)[0], 1)
+    r = algo.adversarial_perturbation(model, x_u, p)
+    assert torch.allclose(r.norm(dim=1), torch.full((16,), 2.0), atol=1e-4)
+    out.loss.backward()
+    assert model.fc.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="eps"):
+        VAT(0.0)
+
+
+# ------------------------------------------------------------------------- FixMatch
+
+def test_fixmatch_mask_threshold_and_mean_over_whole_batch():
+    weak = torch.log(torch.tensor([[0.97, 0.03], [0.5, 0.5], [0.1, 0.9]]))
+    strong = torch.tensor([[0.0, 1.0], [2.0, 0.0], [1.0, 1.0]])
+    loss, mask = fixmatch_unsup_loss(weak, strong, 0.9)
+    assert mask.tolist() == [1.0, 0.0, 1.0]
+    ce = F.cross_entropy(strong, torch.tensor([0, 0, 1]), reduction="none")
+    assert float(loss) == pytest.approx(float((ce[0] + ce[2]) / 3), rel=1e-6)
+    assert float(fixmatch_unsup_loss(weak, strong, 0.99)[0]) == 0.0
+
+
+def test_fixmatch_views_normalisation_and_auto_augment():
+    ident = FixMatch(weak=lambda x: x, strong=lambda x: x.clamp(0, 1), mean=[0.5], std=[0.25])
+    x = torch.rand(4, 1, 8, 8)
+    xn = (x - 0.5) / 0.25
+    w, s = ident.views(xn)
+    assert torch.allclose(w, xn, atol=1e-6) and torch.allclose(s, xn, atol=1e-6)  # de-/re-normalised
+    fm = FixMatch()
+    assert fm.resolve_augment(torch.zeros(2, 5)) == "tabular"
+    assert fm.resolve_augment(torch.zeros(2, 1, 28, 28)) == "mnist"
+    assert fm.resolve_augment(torch.zeros(2, 3, 32, 32)) == "cifar"
+    with pytest.raises(ValueError, match="augment"):
+        fm.resolve_augment(torch.zeros(2, 2, 8, 8))
+    with pytest.raises(ValueError, match="mean and std"):
+        FixMatch(mean=[0.5])
+    torch.manual_seed(0)
+    model = MLP(5, 2, hidden=(8,))
+    out = FixMatch(0.0).loss(model, torch.randn(4, 5), torch.tensor([0, 1, 0, 1]), torch.randn(6, 5), step=0)
+    assert float(out.logs["mask_rate"]) == 1.0 and float(out.logs["unsup_loss"]) > 0
+
+
+# ------------------------------------------------------------------------- end to end
+
+@pytest.mark.parametrize("make", [lambda n: OursEC([0.5, 0.5], n_per_class=n), lambda n: VAT(1.0)])
+def test_short_fit_on_gaussian_pair_beats_chance(make):
+    Xl, yl = gaussian_pair((20, 20), seed=0)
+    Xu, _ = gaussian_pair(300, seed=1)
+    Xt, yt = gaussian_pair(2000, seed=3)
+    torch.manual_seed(0)
+    tr = Trainer(MLP(2, 2, hidden=(32, 32)), make(np.bincount(yl)), epochs=15, batch_size=16,
+                 unlabeled_batch_size=64, device="cpu", progress=False, seed=0).fit(Xl, yl, Xu)
+    assert tr.score(Xt, yt) > 0.65  # Bayes accuracy 0.76, chance 0.5
