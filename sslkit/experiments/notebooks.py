@@ -42,6 +42,15 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
         paper="A",
         gpu_recommended=False,
     ),
+    NotebookSpec(name="a-monte-carlo", path="notebooks/a_monte_carlo.md",
+                 title="Monte Carlo check of the risk estimators' mean and variance (Thm 1, 2, 7)",
+                 paper="A", gpu_recommended=False),
+    NotebookSpec(name="a-figure1", path="notebooks/a_figure1.md",
+                 title="Figure 1: variance of PN, PNU and optimal linear risk estimators",
+                 paper="A", gpu_recommended=False),
+    NotebookSpec(name="a-appendix-b", path="notebooks/a_appendix_b.md",
+                 title="Appendix B: multiclass variance comparison (Dry Bean, Covertype)",
+                 paper="A", gpu_recommended=False),
 )
 
 
