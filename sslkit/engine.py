@@ -370,9 +370,11 @@ class Trainer:
             else:
                 batches = (l_stream.next() for _ in range(self.iterations_per_epoch))
             for idx in batches:
-                x_u = Xu[u_stream.next()] if u_stream is not None else None
+                u_idx = u_stream.next() if u_stream is not None else None
+                x_u = Xu[u_idx] if u_idx is not None else None
+                extra = {"u_idx": u_idx} if u_idx is not None and algo.needs_unlabeled_indices else {}
                 with self._autocast(device):
-                    out = algo.loss(model, Xl[idx], yl[idx], x_u, step=self.iteration)
+                    out = algo.loss(model, Xl[idx], yl[idx], x_u, step=self.iteration, **extra)
                 if not isinstance(out, LossOutput):
                     raise TypeError(f"{type(algo).__name__}.loss() must return a LossOutput, got {type(out).__name__}")
                 self.optimizer_.zero_grad(set_to_none=True)

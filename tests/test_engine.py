@@ -567,3 +567,21 @@ def test_hooks_see_the_data_on_the_device():
 
     Trainer(TinyNet(), Supervised(), epochs=1, hooks=[Hook(grab)], progress=False).fit(X, y, X_val=X[:5], y_val=y[:5])
     assert seen == {"X_l": (20, 2), "y_l": (20,), "X_u": None, "X_val": (5, 2), "y_val": (5,)}
+
+
+def test_algorithms_that_ask_get_the_unlabeled_indices():
+    X = np.random.default_rng(2).normal(size=(16, 2)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    Xu = torch.arange(40, dtype=torch.float32).repeat(2, 1).T.contiguous()  # row i holds (i, i)
+    seen = []
+
+    class WantsIdx(SSLAlgorithm):
+        uses_unlabeled, needs_unlabeled_indices = True, True
+
+        def loss(self, model, x_l, y_l, x_u, *, step, u_idx=None):
+            seen.append(bool(torch.equal(x_u[:, 0].long(), u_idx)))
+            logits, _ = model(x_l)
+            return LossOutput(F.cross_entropy(logits, y_l), {})
+
+    Trainer(TinyNet(), WantsIdx(), epochs=2, batch_size=8, unlabeled_batch_size=10, progress=False).fit(X, y, Xu)
+    assert seen and all(seen)

@@ -26,3 +26,9 @@ __all__ += [
     "LinearRiskAlgorithm", "SupervisedRisk", "PNU", "OursEC", "OursIter", "batch_component_risks", "NN_RULES",
     "PseudoLabel", "pseudo_labels", "VAT", "VAT_EPS_GRID", "FixMatch", "fixmatch_unsup_loss",
 ]
+
+# paper B (RDSS): the SSL methods of its Table 1
+from sslkit.algorithms.flexmatch import FlexMatch, flexmatch_thresholds  # noqa: E402
+from sslkit.algorithms.freematch import FreeMatch, freematch_fairness_loss  # noqa: E402
+
+__all__ += ["FlexMatch", "flexmatch_thresholds", "FreeMatch", "freematch_fairness_loss"]

@@ -97,6 +97,9 @@ class SSLAlgorithm:
     total_steps : int or None
         Set by the trainer before :meth:`setup` to the planned number of optimiser steps
         (``epochs * iterations_per_epoch``), for ramp-ups such as USB's ``clip(t / (0.4 T), 0, 1)``.
+    needs_unlabeled_indices : bool
+        When True the trainer also passes ``u_idx=`` (the unlabeled batch's indices into ``X_u``) to
+        :meth:`loss`, for per-sample state such as FlexMatch's latest confident label.
     train_data : dict or None
         Set by the trainer before :meth:`setup`: the device tensors ``X_l, y_l, X_u, X_val, y_val`` of the
         fit (None where not given), e.g. for the labeled class counts and validation data of paper A.
@@ -108,6 +111,7 @@ class SSLAlgorithm:
     name: str = "base"
     uses_unlabeled: bool = False
     total_steps: int | None = None
+    needs_unlabeled_indices: bool = False
     train_data: dict | None = None
 
     def setup(self, model: nn.Module, *, num_classes: int, device: torch.device) -> None:
