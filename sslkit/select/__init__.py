@@ -1,0 +1,45 @@
+"""Sample selection for labelling (paper B: RDSS) with a scikit-learn-style interface.
+
+Every selector: ``Selector(m, ...).fit(X[, y]).indices_`` — an int64 numpy array of row indices of
+``X`` in selection order; numpy or torch input, any device (``device="auto"``), deterministic given
+its ``seed``.
+
+* :mod:`sslkit.select.kernel`: Gaussian kernel ``exp(-||x-y||^2 / sigma^2)`` (§6; the convention is
+  explained there), :func:`median_bandwidth`, blockwise :func:`kernel_row_sums`.
+* :mod:`sslkit.select.mmd`: :func:`alpha_mmd2` (eq. (6)), :func:`mmd2` (eq. (4)),
+  :func:`alpha_mmd2_path`, :func:`theorem_5_6_bound` (eq. (9)).
+* :mod:`sslkit.select.herding`: :class:`GKHR` (Algorithm 1, RDSS) and :class:`GKH` (Algorithm 2).
+* :mod:`sslkit.select.baselines`: :class:`RandomSelector`, :class:`StratifiedSelector` (label oracle),
+  :class:`KMeansSelector`, :class:`USLSelector`, :class:`ActiveFTSelector`.
+"""
+
+from sslkit.select.baselines import (
+    ActiveFTSelector,
+    KMeansSelector,
+    RandomSelector,
+    StratifiedSelector,
+    USLSelector,
+    kmeans,
+)
+from sslkit.select.herding import GKH, GKHR, auto_alpha
+from sslkit.select.kernel import gaussian_kernel, kernel_row_sums, median_bandwidth
+from sslkit.select.mmd import alpha_mmd2, alpha_mmd2_path, mmd2, theorem_5_6_bound
+
+__all__ = [
+    "GKHR",
+    "GKH",
+    "auto_alpha",
+    "RandomSelector",
+    "StratifiedSelector",
+    "KMeansSelector",
+    "USLSelector",
+    "ActiveFTSelector",
+    "kmeans",
+    "gaussian_kernel",
+    "median_bandwidth",
+    "kernel_row_sums",
+    "alpha_mmd2",
+    "mmd2",
+    "alpha_mmd2_path",
+    "theorem_5_6_bound",
+]
