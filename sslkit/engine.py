@@ -93,13 +93,18 @@ class EarlyStopping:
     """Stop when validation accuracy has not improved for ``patience`` epochs (paper A App. C: 20, 1e-4).
 
     An epoch improves on the best so far only if ``val_acc > best + min_delta`` (strictly).
+    ``start_epoch``: epochs up to and including it are not monitored (no best weights, no patience), e.g.
+    the supervised warm-up of paper A's Ours (Iter) and Pseudo Label, so that early stopping cannot end a
+    run before its semi-supervised phase has begun; monitoring starts at epoch ``start_epoch + 1``.
     """
 
     patience: int = 20
     min_delta: float = 1e-4
+    start_epoch: int = 0
 
     def __post_init__(self):
         self.patience = check_count(self.patience, "patience", allow_zero=False)
+        self.start_epoch = check_count(self.start_epoch, "start_epoch")
         if isinstance(self.min_delta, bool) or not isinstance(self.min_delta, numbers.Real) \
                 or not math.isfinite(self.min_delta) or self.min_delta < 0:
             raise ValueError(f"min_delta must be a finite number >= 0, got {self.min_delta!r}")
@@ -407,7 +412,9 @@ class Trainer:
                 self.timings_["eval"] += time.perf_counter() - t_eval
                 record["val_acc"] = val_acc
                 es = self.early_stopping or EarlyStopping(patience=1, min_delta=0.0)
-                if self.best_val_acc_ is None or es.is_improvement(val_acc, self.best_val_acc_):
+                if self.epoch <= es.start_epoch:
+                    pass  # not monitored yet (warm-up)
+                elif self.best_val_acc_ is None or es.is_improvement(val_acc, self.best_val_acc_):
                     self.best_val_acc_, self.best_epoch_, wait = val_acc, self.epoch, 0
                     if self.early_stopping is not None:
                         best_state = self._snapshot()

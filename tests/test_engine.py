@@ -585,3 +585,15 @@ def test_algorithms_that_ask_get_the_unlabeled_indices():
 
     Trainer(TinyNet(), WantsIdx(), epochs=2, batch_size=8, unlabeled_batch_size=10, progress=False).fit(X, y, Xu)
     assert seen and all(seen)
+
+
+def test_early_stopping_does_not_monitor_the_warm_up_epochs():
+    X = np.random.default_rng(3).normal(size=(20, 2)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    tr = Trainer(TinyNet(), Supervised(), epochs=50, lr=1e-9, progress=False,
+                 early_stopping=EarlyStopping(patience=3, min_delta=0.5, start_epoch=10))
+    tr.fit(X, y, X_val=X, y_val=y)
+    # nothing can improve by 0.5: the first monitored epoch (11) is the best, then 3 epochs of patience
+    assert tr.best_epoch_ == 11 and tr.epochs_run_ == 14
+    with pytest.raises(ValueError, match="start_epoch"):
+        EarlyStopping(start_epoch=-1)

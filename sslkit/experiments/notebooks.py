@@ -54,6 +54,10 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
     NotebookSpec(name="a-appendix-b", path="notebooks/a_appendix_b.md",
                  title="Appendix B: multiclass variance comparison (Dry Bean, Covertype)",
                  paper="A", gpu_recommended=False),
+    NotebookSpec(name="a-table1", path="notebooks/a_table1.md",
+                 title="Table 1: binary classification with the risk rewrite", paper="A", gpu_recommended=True),
+    NotebookSpec(name="a-table2", path="notebooks/a_table2.md",
+                 title="Table 2: multiclass classification with the risk rewrite", paper="A", gpu_recommended=True),
 )
 
 

@@ -1,0 +1,734 @@
+"""Paper A, §6.2 (Tables 1 and 2): the semi-supervised comparison, one run at a time.
+
+* :func:`build_task` -- the data of one run (labeled / unlabeled / validation / test sets, prior θ, model);
+* :data:`METHODS` -- the tables' method names -> algorithm factories from :mod:`sslkit.algorithms`;
+* :func:`run_one` -- one (dataset, setting, method, seed) with the training protocol of App. C;
+* :func:`select_hyper` -- the hyper-parameter choice of PL / VAT (highest mean best-validation accuracy,
+  as App. D.1 does for FixMatch);
+* :data:`PAPER_TABLE1`, :data:`PAPER_TABLE2` -- the paper's numbers, ``{(dataset, setting): {method: (mean, std)}}``;
+* :func:`fit_vectorised_mlp` -- many seeds of one tabular cell trained at once (``torch.func`` + ``vmap``),
+  per-seed early stopping kept (issue 3 §5).
+
+Data protocol (paper A §6.2 and App. C; where the paper is silent the choice is stated here and in the
+notebooks ``a_table1`` / ``a_table2``):
+
+* **Test set.** The official test split when the source has one (Adult, Shuttle, MNIST, CIFAR-10);
+  otherwise a seeded, stratified 30 % hold-out of the data (Banknote, Breast Cancer, Credit Default,
+  Dry Bean), drawn anew for every seed.
+* **Validation set.** ``n_val`` rows (60; 200 for multiclass MNIST) drawn uniformly at random from the
+  training pool, independently of the labels (App. C: "independently sampled from the original dataset").
+* **Labeled set.** Exact per-class counts ``(n_1, n_2)`` (binary; class 1 = label 0) or the App. C regime
+  counts (multiclass), drawn from the pool minus validation. Where a class has fewer rows than the regime
+  asks for (Shuttle: classes 'Fpv Close', 'Bpv Close', 'Bpv Open' have 37, 6 and 11 training rows), that
+  class gives half of what it has left, so the unlabeled pool keeps some of it; the run records the
+  counts actually used (``n_labeled``).
+* **Unlabeled set.** ``n_U`` rows (300 binary tabular, 5000 image and multiclass) drawn uniformly at
+  random from the training pool minus validation and test, *independently of the labeled set*: U is a
+  sample from the marginal p(x), as the risk-rewrite theory treats it (§3, eq. 2), and it may share rows
+  with the labeled set. This is needed for Breast Cancer, whose pool (398 rows after the 30 % test split,
+  338 after validation) cannot hold 200 labeled + 300 disjoint unlabeled rows; the same rule is used for
+  every dataset, where overlaps are rare.
+* **Features.** Tabular: z-scores with the mean / std of the training pool (every row not in validation or
+  test). Images: ``[0, 1]`` pixels normalised per channel with the pool's mean / std.
+* **Prior θ.** Class proportions of the full training data (the paper assumes known priors).
+
+Class order of the binary tasks: label 0 is the paper's class 1 (``n_1``): Adult '<=50K', Banknote
+'class 0', Breast Cancer 'malignant', Credit 'no default', MNIST digit 4, CIFAR-10 'cat' (the paper does not
+say which class it calls class 1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import re
+import time
+from typing import Callable
+
+import numpy as np
+import torch
+
+from sslkit._checks import check_count, check_seed
+
+# ------------------------------------------------------------------------------------------------------
+# datasets and settings
+# ------------------------------------------------------------------------------------------------------
+
+#: Table 1 (binary) and Table 2 (multiclass) datasets, in the paper's row order.
+TABLE1_DATASETS = ("adult", "banknote", "breast_cancer", "credit_default", "mnist_4v9", "cifar_cvd")
+TABLE2_DATASETS = ("covertype", "shuttle", "dry_bean", "mnist")
+#: Not a row of the paper: scikit-learn's 8x8 digits (10 classes, 1797 rows, as 64 tabular features), the
+#: multiclass stand-in that runs with no data files (quick scale of a_table2); MNIST's regimes apply.
+EXTRA_DATASETS = ("digits",)
+TABULAR = ("adult", "banknote", "breast_cancer", "credit_default", "covertype", "shuttle", "dry_bean", "digits")
+IMAGE = ("mnist_4v9", "cifar_cvd", "mnist")
+
+#: Binary settings ``(n_1, n_2)`` of Table 1, as the table writes them.
+TABLE1_SETTINGS = ("(15,45)", "(30,30)", "(50,150)", "(100,100)")
+#: Multiclass regimes of Table 2 (7 classes; MNIST uses its own totals, see :data:`TABLE2_SETTINGS_MNIST`).
+TABLE2_SETTINGS = ("Bal. (70)", "Bal. (140)", "Bal. (350)", "Mild (140)", "Mild (350)", "Sev. (140)", "Sev. (350)")
+TABLE2_SETTINGS_MNIST = ("Bal. (200)", "Bal. (500)", "Bal. (1500)", "Mild (500)", "Mild (1500)", "Sev. (500)",
+                         "Sev. (1500)")
+
+TABLE1_METHODS = ("Sup.", "PNU", "Ours (Iter)", "PL", "VAT")
+TABLE2_METHODS = ("Sup.", "Ours (Iter)", "Ours (EC)", "PL", "VAT")
+
+_REGIME_NAMES = {"Bal.": "balanced", "Mild": "mild", "Sev.": "severe"}
+_TEST_FRACTION = 0.3
+
+#: Hyper-parameter grids (App. C). PL on binary tabular: the paper gives no set; we use the tabular
+#: multiclass set {0.8, 0.9, 0.95}.
+PL_THRESHOLDS = {"tabular": (0.8, 0.9, 0.95), "image": (0.9, 0.95, 0.99)}
+VAT_EPS = {"tabular": (0.2, 0.5, 1.0, 2.0), "image": (0.5, 1.0, 2.0, 4.0)}
+
+#: Training protocol of App. C, and the shortened one of ``scale="quick"``.
+PROTOCOL = {
+    "paper": dict(epochs=200, patience=20, min_delta=1e-4, warmup_epochs=20, lr=1e-3, weight_decay=1e-4, batch_size=64,
+                  unlabeled_batch_size=256, n_unlabeled_image=5000, n_unlabeled_multiclass=5000),
+    "quick": dict(epochs=30, patience=8, min_delta=1e-4, warmup_epochs=5, lr=1e-3, weight_decay=1e-4, batch_size=64,
+                  unlabeled_batch_size=256, n_unlabeled_image=1000, n_unlabeled_multiclass=1000),
+}
+
+
+def settings_of(dataset: str) -> tuple:
+    """The paper's settings (table rows) of a dataset."""
+    _check_dataset(dataset)
+    if dataset in TABLE1_DATASETS:
+        return TABLE1_SETTINGS
+    return TABLE2_SETTINGS_MNIST if dataset in ("mnist", "digits") else TABLE2_SETTINGS
+
+
+def methods_of(dataset: str) -> tuple:
+    """The methods (table columns) the paper reports for a dataset."""
+    _check_dataset(dataset)
+    return TABLE1_METHODS if dataset in TABLE1_DATASETS else TABLE2_METHODS
+
+
+def hyper_grid(dataset: str, method: str) -> tuple:
+    """Values of the method's tuned hyper-parameter (PL threshold, VAT ε), or ``(None,)``."""
+    kind = "image" if dataset in IMAGE else "tabular"
+    if method == "PL":
+        return PL_THRESHOLDS[kind]
+    if method == "VAT":
+        return VAT_EPS[kind]
+    return (None,)
+
+
+def _check_dataset(dataset) -> None:
+    names = TABLE1_DATASETS + TABLE2_DATASETS + EXTRA_DATASETS
+    if dataset not in names:
+        raise ValueError(f"dataset must be one of {names}, got {dataset!r}")
+
+
+def labeled_counts(dataset: str, setting) -> list:
+    """Per-class labeled counts asked for by a setting: ``"(15,45)"`` or ``(15, 45)`` -> ``[15, 45]``;
+    ``"Sev. (140)"`` -> App. C's severe regime with total 140 (7 classes; 10 for ``mnist``)."""
+    _check_dataset(dataset)
+    from sslkit.data import paper_a_regime
+
+    if dataset in TABLE1_DATASETS:
+        if isinstance(setting, (tuple, list)) and len(setting) == 2:
+            return [check_count(setting[0], "setting[0]"), check_count(setting[1], "setting[1]")]
+        m = re.fullmatch(r"\(\s*(\d+)\s*,\s*(\d+)\s*\)", str(setting))
+        if not m:
+            raise ValueError(f"setting of binary dataset {dataset!r} must look like '(15,45)', got {setting!r}")
+        return [int(m.group(1)), int(m.group(2))]
+    m = re.fullmatch(r"(Bal\.|Mild|Sev\.)\s*\(\s*(\d+)\s*\)", str(setting))
+    if not m:
+        raise ValueError(f"setting of multiclass dataset {dataset!r} must look like 'Bal. (70)', 'Mild (140)' or "
+                         f"'Sev. (350)', got {setting!r}")
+    k = 10 if dataset in ("mnist", "digits") else 7
+    return paper_a_regime(k, _REGIME_NAMES[m.group(1)], int(m.group(2)))
+
+
+# ------------------------------------------------------------------------------------------------------
+# build_task
+# ------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Task:
+    """The data of one run of paper A §6.2, ready for :class:`sslkit.engine.Trainer`.
+
+    ``X_*`` are float32 tensors (tabular ``(N, d)``, images ``(N, C, H, W)``), ``y_*`` int64 tensors.
+    ``prior`` is θ (numpy, sums to 1); ``labeled_counts`` the per-class counts actually drawn;
+    ``indices`` the rows used (``labeled``, ``unlabeled``, ``val`` index the training data of the source,
+    ``test`` the official test split when ``official_test`` else the training data too).
+    """
+
+    dataset: str
+    X_l: torch.Tensor
+    y_l: torch.Tensor
+    X_u: torch.Tensor
+    X_val: torch.Tensor
+    y_val: torch.Tensor
+    X_test: torch.Tensor
+    y_test: torch.Tensor
+    prior: np.ndarray
+    num_classes: int
+    input_shape: tuple
+    labeled_counts: list
+    official_test: bool
+    indices: dict
+    model_factory: Callable = dataclasses.field(repr=False)
+
+    def make_model(self) -> torch.nn.Module:
+        """A fresh model of App. C (MLP with the paper's widths, or the LeNet-like CNN); seed torch first."""
+        return self.model_factory()
+
+
+@functools.lru_cache(maxsize=8)
+def _source(dataset: str, data_root):
+    """The loaded (binary-restricted) :class:`~sslkit.data.Dataset` of a table dataset (cached)."""
+    from sslkit.data import binary_task, load_dataset
+
+    if dataset == "mnist_4v9":
+        return binary_task(load_dataset("mnist", root=data_root), 4, 9)
+    if dataset == "cifar_cvd":
+        return binary_task(load_dataset("cifar10", root=data_root), "cat", "dog")
+    return load_dataset(dataset, root=data_root)
+
+
+def _stratified_holdout(y: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """Seeded stratified hold-out: round(fraction * n_c) rows of every class c (sorted indices)."""
+    rng = np.random.default_rng([seed, 30])
+    out = []
+    for c in np.unique(y):
+        rows = np.flatnonzero(y == c)
+        out.append(rng.choice(rows, size=int(round(fraction * rows.size)), replace=False))
+    return np.sort(np.concatenate(out)).astype(np.int64)
+
+
+def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, n_val: int,
+               data_root=None) -> Task:
+    """Draw the data of one run (paper A §6.2, App. C); see the module docstring for every choice.
+
+    Parameters
+    ----------
+    dataset : one of :data:`TABLE1_DATASETS` + :data:`TABLE2_DATASETS`.
+    labeled_per_class : sequence of int (one count per class, class 0 first), or a setting string
+        such as ``"(15,45)"`` / ``"Sev. (140)"`` (see :func:`labeled_counts`).
+    seed : int -- every draw (hold-out test set, validation, labeled, unlabeled) follows from it.
+    n_unlabeled, n_val : sizes of the unlabeled and validation sets.
+    data_root : folder with the datasets (default: ``$SSLKIT_DATA_DIR`` / cache, see ``load_dataset``).
+
+    Raises ``DatasetNotFoundError`` when the data cannot be found, ``ValueError`` for an unknown dataset,
+    a bad count or an unlabeled set larger than the pool.
+    """
+    _check_dataset(dataset)
+    seed = check_seed(seed)
+    n_unlabeled = check_count(n_unlabeled, "n_unlabeled")
+    n_val = check_count(n_val, "n_val")
+    from sslkit.data import images_to_tensor, make_split, standardize
+    from sslkit.models import MLP, PAPER_A_MLP_HIDDEN, LeNetCIFAR, LeNetMNIST
+
+    if isinstance(labeled_per_class, str):
+        counts = labeled_counts(dataset, labeled_per_class)
+    else:
+        counts = [check_count(c, "labeled_per_class[]") for c in labeled_per_class]
+    ds = _source(dataset, data_root)
+    k = ds.num_classes
+    if len(counts) != k:
+        raise ValueError(f"labeled_per_class has {len(counts)} counts but {dataset} has {k} classes")
+    y_all = np.asarray(ds.y, dtype=np.int64)
+    prior = np.bincount(y_all, minlength=k) / y_all.size
+
+    official = ds.X_test is not None
+    test_rows = np.zeros(0, np.int64) if official else _stratified_holdout(y_all, _TEST_FRACTION, seed)
+    pool = np.setdiff1d(np.arange(y_all.size), test_rows)
+    y_pool = y_all[pool]
+    rng = np.random.default_rng([seed, 1])
+    val = np.sort(rng.choice(pool.size, size=n_val, replace=False)) if n_val <= pool.size else None
+    if val is None:
+        raise ValueError(f"n_val={n_val} is larger than the training pool of {dataset} ({pool.size} rows)")
+    rest = np.setdiff1d(np.arange(pool.size), val)
+    have = np.bincount(y_pool[rest], minlength=k)
+    # a class with fewer rows than asked (Shuttle) gives half of what it has: the rest stays for U
+    used = [c if c <= h else max(1, int(h) // 2) for c, h in zip(counts, have)]
+    # labeled: exact per-class counts from the pool minus validation (make_split on the remaining rows)
+    lab_split = make_split(y_pool[rest], used, seed=int(np.random.default_rng([seed, 2]).integers(2**31)))
+    labeled = rest[lab_split.labeled]
+    if n_unlabeled > rest.size:
+        raise ValueError(f"n_unlabeled={n_unlabeled} is larger than the unlabeled pool of {dataset} "
+                         f"({rest.size} rows after the validation and test sets)")
+    unlabeled = np.sort(np.random.default_rng([seed, 3]).choice(rest, size=n_unlabeled, replace=False))
+    idx = {"labeled": pool[labeled], "unlabeled": pool[unlabeled], "val": pool[val], "test": test_rows}
+
+    X = ds.X
+    X_test_src, y_test = (ds.X_test, np.asarray(ds.y_test, np.int64)) if official else (X[test_rows], y_all[test_rows])
+    if dataset in TABULAR:
+        _, Xl, Xu, Xv, Xt = standardize(X[pool[rest]], X[idx["labeled"]], X[idx["unlabeled"]], X[idx["val"]],
+                                        X_test_src)
+        to = lambda a: torch.as_tensor(a, dtype=torch.float32)  # noqa: E731
+        Xl, Xu, Xv, Xt = to(Xl), to(Xu), to(Xv), to(Xt)
+        d = X.shape[1]
+        hidden = PAPER_A_MLP_HIDDEN.get(dataset, (256, 256))
+        factory = functools.partial(MLP, d, k, hidden=hidden, dropout=0.2)
+        shape = (d,)
+    else:
+        train = X[pool[rest]]
+        x01 = train.reshape(train.shape[0], -1, 1 if train.ndim == 3 else train.shape[-1]).astype(np.float64) / 255.0
+        mean, std = x01.mean(axis=(0, 1)), x01.std(axis=(0, 1))
+        conv = lambda a: images_to_tensor(a, mean, std)  # noqa: E731
+        Xl, Xu, Xv, Xt = conv(X[idx["labeled"]]), conv(X[idx["unlabeled"]]), conv(X[idx["val"]]), conv(X_test_src)
+        net = LeNetCIFAR if dataset == "cifar_cvd" else LeNetMNIST
+        factory = functools.partial(net, k)
+        shape = tuple(Xl.shape[1:])
+    lab = lambda a: torch.as_tensor(np.asarray(a, np.int64))  # noqa: E731
+    return Task(dataset=dataset, X_l=Xl, y_l=lab(y_all[idx["labeled"]]), X_u=Xu, X_val=Xv,
+                y_val=lab(y_all[idx["val"]]), X_test=Xt, y_test=lab(y_test), prior=prior, num_classes=k,
+                input_shape=shape, labeled_counts=[int(c) for c in np.bincount(y_all[idx["labeled"]], minlength=k)],
+                official_test=official, indices=idx, model_factory=factory)
+
+
+# ------------------------------------------------------------------------------------------------------
+# methods and one run
+# ------------------------------------------------------------------------------------------------------
+
+
+def _sup(prior, hyper, n_per_class, warmup_epochs=20):
+    from sslkit.algorithms.risk_rewrite import SupervisedRisk
+
+    return SupervisedRisk(prior, n_per_class=n_per_class)
+
+
+def _pnu(prior, hyper, n_per_class, warmup_epochs=20):
+    from sslkit.algorithms.risk_rewrite import PNU
+
+    return PNU(prior, n_per_class=n_per_class)
+
+
+def _iter(prior, hyper, n_per_class, warmup_epochs=20):
+    from sslkit.algorithms.risk_rewrite import OursIter
+
+    class OursIterTables(OursIter):
+        """Ours (Iter) of Tables 1-2. One addition to Algorithm 1: a class with fewer than 2 samples in the
+        (randomly drawn) validation set has its covariance C_m estimated from its labeled samples as well
+        (the validation samples plus that class's labeled ones). Shuttle needs it: 4 of its 7 classes have
+        priors below 0.5 %, so 60 random validation rows rarely contain them and C_m would be undefined."""
+
+        def _hook(self, trainer):
+            self._labeled = (trainer.data_["X_l"], trainer.data_["y_l"])
+            super()._hook(trainer)
+
+        def estimate_a(self, model, X_val, y_val):
+            X_l, y_l = self._labeled
+            y_val = torch.as_tensor(y_val, device=X_val.device)
+            few = torch.nonzero(torch.bincount(y_val, minlength=self.k) < 2).squeeze(1).to(y_l.device)
+            if few.numel():
+                rows = torch.isin(y_l, few)
+                X_val = torch.cat([X_val, X_l[rows].to(X_val.device)])
+                y_val = torch.cat([y_val, y_l[rows].to(y_val.device)])
+            return super().estimate_a(model, X_val, y_val)
+
+    return OursIterTables(prior, n_per_class=n_per_class, warmup_epochs=warmup_epochs)
+
+
+def _ec(prior, hyper, n_per_class, warmup_epochs=20):
+    from sslkit.algorithms.risk_rewrite import OursEC
+
+    return OursEC(prior, n_per_class=n_per_class)
+
+
+def _pl(prior, hyper, n_per_class, warmup_epochs=20):
+    from sslkit.algorithms.pseudo_label import PseudoLabel
+
+    return PseudoLabel(threshold=float(hyper), warmup_epochs=warmup_epochs)
+
+
+def _vat(prior, hyper, n_per_class, warmup_epochs=20):
+    from sslkit.algorithms.vat import VAT
+
+    return VAT(eps=float(hyper))
+
+
+#: Table method name -> ``factory(prior, hyper, n_per_class, warmup_epochs) -> SSLAlgorithm`` (hyper: PL
+#: threshold / VAT ε / None; n_per_class: the labeled set's class counts, used by the risk-rewrite methods;
+#: warmup_epochs: supervised epochs before Ours (Iter) estimates a* / before PL labels U -- 20 in App. C).
+#: "Sup." is the PN risk (linear risk with a = θ), which for cross-entropy is class-prior-weighted CE.
+METHODS = {"Sup.": _sup, "PNU": _pnu, "Ours (Iter)": _iter, "Ours (EC)": _ec, "PL": _pl, "VAT": _vat}
+WARMUP_METHODS = ("Ours (Iter)", "PL")
+
+
+def n_unlabeled_of(dataset: str, scale: str) -> int:
+    """n_U of paper A §6.2 (300 binary tabular, 5000 otherwise), shortened at quick scale for images/multiclass."""
+    p = PROTOCOL[scale]
+    if dataset in TABLE1_DATASETS and dataset in TABULAR:
+        return 300
+    return p["n_unlabeled_image"] if dataset in IMAGE else p["n_unlabeled_multiclass"]
+
+
+def n_val_of(dataset: str) -> int:
+    """Validation size of §6.2: 60, except 200 for the multiclass image task (MNIST)."""
+    return 200 if dataset == "mnist" else 60
+
+
+def run_one(dataset: str, setting, method: str, seed: int, *, scale: str = "paper", device="auto", hyper=None,
+            data_root=None, return_trainer: bool = False):
+    """One run of paper A §6.2: build the task, train ``method`` with App. C's protocol, score the test set.
+
+    Protocol (``scale="paper"``): Adam (lr 1e-3, weight decay 1e-4), at most 200 epochs (an epoch = one pass
+    over the labeled set), labeled / unlabeled batches 64 / 256, early stopping on validation accuracy with
+    patience 20 and min-delta 1e-4; the best-validation weights are tested; warm-up of Ours (Iter) and PL 20
+    epochs, during which early stopping does not watch (``EarlyStopping(start_epoch=warm-up)``): otherwise a
+    validation peak in the first epochs ends the run at epoch 21, before a* or the pseudo-labels were ever
+    used, and the method silently equals Sup. (App. C's "20-epoch warm-up ... prior to joint optimization"). ``scale="quick"``: at most 30 epochs, patience 8, warm-up 5, n_U = 1000 for images and
+    multiclass (binary tabular keeps 300).
+
+    Returns ``{"test_acc", "best_val_acc", "epochs", "best_epoch", "seconds", "n_labeled"}`` (accuracies in %).
+    """
+    from sslkit.engine import EarlyStopping, Trainer
+    from sslkit.seeding import seed_everything
+
+    if scale not in PROTOCOL:
+        raise ValueError(f"scale must be one of {tuple(PROTOCOL)}, got {scale!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")
+    if method == "PNU" and dataset not in TABLE1_DATASETS:
+        raise ValueError("PNU is binary only (paper A §6.2): use it on a Table 1 dataset")
+    if method in ("PL", "VAT") and hyper is None:
+        raise ValueError(f"{method} needs hyper= (one of {hyper_grid(dataset, method)})")
+    p = PROTOCOL[scale]
+    start = time.perf_counter()
+    task = build_task(dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
+                      data_root=data_root)
+    seed_everything(seed)
+    model = task.make_model()
+    algo = METHODS[method](task.prior, hyper, np.asarray(task.labeled_counts), p["warmup_epochs"])
+    # early stopping watches only the semi-supervised phase of methods with a supervised warm-up
+    warm_start = p["warmup_epochs"] if method in WARMUP_METHODS else 0
+    trainer = Trainer(model, algo, device=device, optimizer="adam", lr=p["lr"], weight_decay=p["weight_decay"],
+                      epochs=p["epochs"], batch_size=p["batch_size"], unlabeled_batch_size=p["unlabeled_batch_size"],
+                      early_stopping=EarlyStopping(patience=p["patience"], min_delta=p["min_delta"],
+                                                   start_epoch=warm_start), seed=seed,
+                      progress=False, num_classes=task.num_classes)
+    trainer.fit(task.X_l, task.y_l, task.X_u, task.X_val, task.y_val)
+    metrics = {"test_acc": 100.0 * trainer.score(task.X_test, task.y_test),
+               "best_val_acc": 100.0 * float(trainer.best_val_acc_), "epochs": int(trainer.epochs_run_),
+               "best_epoch": int(trainer.best_epoch_), "seconds": round(time.perf_counter() - start, 3),
+               "n_labeled": task.labeled_counts}
+    return (metrics, trainer) if return_trainer else metrics
+
+
+def grid_of(datasets, settings=None, methods=None, *, hyper=True) -> list:
+    """Runner grid ``[{"dataset", "setting", "method", "hyper"}, ...]`` over the paper's rows and methods.
+
+    ``settings`` / ``methods``: None for the paper's; ``hyper=True`` expands PL / VAT over their whole grid,
+    ``hyper="first"`` keeps one value each (the middle of the grid; quick scale).
+    """
+    grid = []
+    for d in datasets:
+        for s in settings_of(d) if settings is None else [s for s in settings if s in settings_of(d)]:
+            for m in methods_of(d) if methods is None else [m for m in methods if m in methods_of(d)]:
+                values = hyper_grid(d, m)
+                if hyper == "first":
+                    values = (values[len(values) // 2],)
+                grid += [{"dataset": d, "setting": s, "method": m, "hyper": h} for h in values]
+    return grid
+
+
+def select_hyper(records, metric: str = "best_val_acc") -> list:
+    """Keep, per (dataset, setting, method), the hyper value with the highest mean ``metric`` over seeds.
+
+    This is App. D.1's rule (stated there for FixMatch's threshold) applied to PL's threshold and VAT's ε.
+    Only seeds that every value of the group has finished are compared and kept (a partial sweep stays
+    unbiased). Returns the kept records; each gets ``record["config"]["selected"] = hyper``.
+    """
+    groups: dict = {}
+    for r in records:
+        c = r["config"]
+        groups.setdefault((c["dataset"], c["setting"], c["method"]), {}).setdefault(
+            json_key(c.get("hyper")), []).append(r)
+    kept = []
+    for _, by_hyper in groups.items():
+        # compare the values on the seeds every value has finished (a sweep may be cut off mid-grid)
+        common = set.intersection(*({r["seed"] for r in recs} for recs in by_hyper.values()))
+        if not common:  # no seed shared by every value yet: use what each value has
+            common = {r["seed"] for recs in by_hyper.values() for r in recs}
+        score = {h: np.mean([r["metrics"][metric] for r in recs if r["seed"] in common] or [-np.inf])
+                 for h, recs in by_hyper.items()}
+        best = max(by_hyper, key=lambda h: score[h])
+        for r in by_hyper[best]:
+            if r["seed"] not in common:
+                continue
+            r = {**r, "config": {**r["config"], "selected": r["config"].get("hyper")}}
+            kept.append(r)
+    return kept
+
+
+def json_key(v):
+    return "None" if v is None else repr(float(v))
+
+
+# ------------------------------------------------------------------------------------------------------
+# the paper's numbers
+# ------------------------------------------------------------------------------------------------------
+
+def _rows(methods, text: str) -> dict:
+    out = {}
+    for line in text.strip().splitlines():
+        dataset, setting, *cells = [x.strip() for x in line.split("|")]
+        assert len(cells) == len(methods), line
+        out[(dataset, setting)] = {m: tuple(float(v) for v in cell.split("±")) for m, cell in zip(methods, cells)}
+    return out
+
+
+#: Paper A, Table 1 (binary; test accuracy %, mean ± std over 30 seeds).
+PAPER_TABLE1 = _rows(TABLE1_METHODS, """
+adult | (15,45) | 79.7±2.4 | 79.1±2.4 | 80.3±1.6 | 78.9±1.8 | 78.4±2.7
+adult | (30,30) | 80.4±2.1 | 79.7±2.5 | 80.8±1.5 | 78.2±2.1 | 78.2±2.0
+adult | (50,150) | 81.5±2.0 | 80.5±2.4 | 82.2±1.0 | 79.4±1.9 | 79.6±1.9
+adult | (100,100) | 81.5±1.8 | 81.3±2.1 | 82.4±1.0 | 78.9±2.0 | 78.7±2.2
+banknote | (15,45) | 95.6±3.2 | 96.9±2.0 | 97.3±1.5 | 94.3±4.4 | 95.7±3.8
+banknote | (30,30) | 96.8±2.4 | 97.2±1.3 | 97.8±1.1 | 95.7±3.6 | 97.1±1.6
+banknote | (50,150) | 98.4±1.0 | 97.3±1.0 | 98.6±0.9 | 97.2±1.8 | 97.8±1.0
+banknote | (100,100) | 98.6±1.0 | 98.0±0.8 | 98.8±1.0 | 97.6±1.1 | 98.0±0.9
+breast_cancer | (15,45) | 93.6±2.9 | 93.9±2.8 | 94.5±2.3 | 93.4±2.5 | 93.8±2.9
+breast_cancer | (30,30) | 93.9±2.2 | 93.9±2.5 | 94.4±1.8 | 93.1±2.7 | 93.5±3.0
+breast_cancer | (50,150) | 95.4±1.8 | 94.9±2.3 | 95.5±1.7 | 94.8±2.1 | 95.1±2.1
+breast_cancer | (100,100) | 95.6±1.6 | 94.3±2.6 | 95.6±1.8 | 94.4±2.0 | 94.3±2.3
+credit_default | (15,45) | 79.0±1.1 | 78.6±1.3 | 78.2±2.0 | 72.8±4.6 | 71.7±4.5
+credit_default | (30,30) | 78.6±1.6 | 79.2±1.0 | 78.9±1.2 | 66.3±6.5 | 67.8±5.6
+credit_default | (50,150) | 79.5±1.2 | 79.5±0.9 | 78.9±1.3 | 72.1±4.5 | 74.1±3.9
+credit_default | (100,100) | 79.8±1.1 | 79.7±0.8 | 79.3±1.1 | 70.4±5.3 | 72.5±4.6
+mnist_4v9 | (15,45) | 92.0±3.9 | 94.8±1.5 | 94.7±1.9 | 95.2±3.0 | 93.0±3.3
+mnist_4v9 | (30,30) | 94.1±2.5 | 95.5±1.0 | 95.6±1.6 | 96.5±1.7 | 95.2±1.3
+mnist_4v9 | (50,150) | 96.1±1.3 | 96.9±1.1 | 97.3±0.9 | 97.2±0.8 | 97.2±0.6
+mnist_4v9 | (100,100) | 96.6±1.7 | 97.3±0.9 | 97.7±0.7 | 97.4±1.4 | 97.6±0.5
+cifar_cvd | (15,45) | 54.3±2.8 | 55.0±2.4 | 55.4±1.6 | 53.8±2.5 | 54.6±2.5
+cifar_cvd | (30,30) | 55.2±2.6 | 56.0±2.1 | 55.8±2.0 | 55.7±2.6 | 55.4±2.4
+cifar_cvd | (50,150) | 57.7±2.5 | 58.3±2.1 | 58.2±2.1 | 57.1±2.7 | 57.7±2.2
+cifar_cvd | (100,100) | 59.2±1.9 | 59.6±2.1 | 59.6±1.7 | 59.2±1.5 | 59.4±1.4
+""")
+
+#: Paper A, Table 2 (multiclass; test accuracy %, mean ± std over 30 seeds).
+PAPER_TABLE2 = _rows(TABLE2_METHODS, """
+covertype | Bal. (70) | 52.5±3.1 | 52.0±2.9 | 53.1±3.4 | 42.1±4.9 | 42.4±4.6
+covertype | Bal. (140) | 56.5±2.5 | 55.0±2.6 | 56.1±2.7 | 46.7±3.9 | 46.6±3.1
+covertype | Bal. (350) | 61.6±1.8 | 61.2±2.1 | 61.2±1.9 | 52.9±2.4 | 51.8±2.5
+covertype | Mild (140) | 56.9±2.8 | 57.4±2.1 | 57.7±1.8 | 49.6±2.9 | 49.8±2.2
+covertype | Mild (350) | 62.0±2.0 | 62.7±1.4 | 62.3±1.7 | 54.3±2.3 | 54.7±2.1
+covertype | Sev. (140) | 58.8±2.3 | 58.6±2.5 | 58.8±2.0 | 53.7±2.8 | 54.4±2.3
+covertype | Sev. (350) | 63.2±1.6 | 63.3±1.7 | 63.7±1.5 | 58.4±2.5 | 58.2±2.2
+shuttle | Bal. (70) | 94.3±3.1 | 96.7±1.2 | 96.2±1.3 | 89.9±4.6 | 95.5±2.4
+shuttle | Bal. (140) | 94.9±3.0 | 97.3±1.0 | 97.1±1.0 | 93.8±3.8 | 96.7±0.7
+shuttle | Bal. (350) | 97.2±1.1 | 97.3±1.0 | 97.4±0.7 | 96.9±1.3 | 96.7±1.2
+shuttle | Mild (140) | 96.9±1.1 | 96.9±1.0 | 96.9±0.9 | 96.2±2.0 | 96.5±1.3
+shuttle | Mild (350) | 97.2±1.0 | 97.6±1.1 | 97.3±0.7 | 97.0±1.0 | 96.7±0.7
+shuttle | Sev. (140) | 97.0±1.2 | 97.2±0.9 | 97.1±1.7 | 96.1±1.6 | 96.0±1.6
+shuttle | Sev. (350) | 97.3±0.8 | 97.6±0.8 | 97.4±1.0 | 97.3±0.8 | 96.8±1.0
+dry_bean | Bal. (70) | 86.4±1.7 | 87.6±1.6 | 86.6±1.6 | 88.1±2.0 | 88.5±1.3
+dry_bean | Bal. (140) | 88.8±1.6 | 89.9±0.9 | 89.2±1.0 | 90.0±1.1 | 89.9±1.4
+dry_bean | Bal. (350) | 90.5±0.7 | 91.3±0.6 | 90.4±0.9 | 90.8±0.9 | 90.8±1.0
+dry_bean | Mild (140) | 88.8±1.6 | 89.1±1.7 | 88.9±1.6 | 88.7±1.8 | 89.5±1.5
+dry_bean | Mild (350) | 90.4±1.2 | 90.7±0.9 | 90.7±0.7 | 90.6±1.0 | 90.8±0.8
+dry_bean | Sev. (140) | 84.2±2.5 | 84.9±2.6 | 85.1±2.2 | 83.4±2.9 | 85.3±2.2
+dry_bean | Sev. (350) | 88.1±1.7 | 89.1±1.5 | 88.7±1.4 | 88.4±2.0 | 89.2±1.3
+mnist | Bal. (200) | 86.9±1.0 | 86.8±1.7 | 87.3±1.3 | 89.7±1.6 | 87.1±1.4
+mnist | Bal. (500) | 91.9±1.0 | 91.8±1.4 | 92.2±0.8 | 92.9±0.9 | 92.3±0.7
+mnist | Bal. (1500) | 95.7±0.6 | 95.4±0.6 | 95.4±0.6 | 95.9±0.6 | 95.7±0.5
+mnist | Mild (500) | 89.9±1.0 | 89.8±1.4 | 90.4±1.2 | 91.7±1.5 | 90.1±1.3
+mnist | Mild (1500) | 94.8±0.6 | 94.3±0.8 | 94.4±0.7 | 95.1±0.6 | 94.8±0.6
+mnist | Sev. (500) | 77.3±2.5 | 81.7±3.0 | 80.6±2.4 | 79.6±2.8 | 77.1±2.6
+mnist | Sev. (1500) | 88.5±1.5 | 89.5±1.7 | 89.2±1.4 | 90.7±2.2 | 88.4±1.7
+""")
+
+
+# ------------------------------------------------------------------------------------------------------
+# many seeds at once (issue 3 §5): the PN risk ("Sup.") on stacked MLPs
+# ------------------------------------------------------------------------------------------------------
+
+
+def _mlp_forward(params: list, x: torch.Tensor, dropout: float, train: bool) -> torch.Tensor:
+    """Forward of S stacked MLPs: ``params`` = [(W (S,out,in), b (S,out)), ...], ``x`` (S, B, in) -> (S, B, K).
+
+    Same computation as :class:`sslkit.models.MLP` (Linear -> ReLU -> Dropout per hidden layer), each
+    seed with its own weights and its own dropout masks.
+    """
+    h = x
+    for i, (w, b) in enumerate(params):
+        h = torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2))
+        if i < len(params) - 1:
+            h = torch.relu(h)
+            if train and dropout > 0:
+                h = h * (torch.rand_like(h) >= dropout) / (1.0 - dropout)
+    return h
+
+
+COMPACT = 0.5  # compute only the live seeds once fewer than this fraction of them is still training
+
+
+def fit_vectorised_mlp(tasks, seeds, *, epochs=200, patience=20, min_delta=1e-4, lr=1e-3, weight_decay=1e-4,
+                       batch_size=64, device="cpu") -> list:
+    """Train the "Sup." method (PN risk, a = θ) of many seeds at once; one metrics dict per seed.
+
+    ``tasks[s]`` is the :class:`Task` of ``seeds[s]`` (all of one dataset and setting, so every seed has the
+    same labeled / validation / test sizes). The S MLPs are stacked (``torch.func.stack_module_state`` of
+    models initialised exactly as :func:`run_one` initialises them) and trained with one batched forward /
+    backward per step; Adam is element-wise, so one Adam over the stacked tensors is S independent Adams.
+    Early stopping stays per seed: every seed keeps its own best-validation weights, patience counter and
+    stopping epoch (after which it is no longer computed: only live seeds enter the batched forward); training ends when
+    every seed has stopped. Differences from :func:`run_one`: the batch order and dropout masks come from
+    other random streams, so single runs differ while the distribution over seeds is the same
+    (benchmarks/a_vectorised_seeds.py checks the mean within one standard error).
+
+    The loss of a batch is the PN risk of paper A (eq. 3 with a = θ): Σ_j θ_j R̂_jj, R̂_jj estimated from the
+    batch with Horvitz–Thompson weights n_l / (b n_j) (unbiased for the full labeled set's R̂_jj).
+    """
+    from torch.func import stack_module_state
+
+    from sslkit.device import resolve_device
+    from sslkit.models import MLP
+    from sslkit.seeding import seed_everything
+
+    device = resolve_device(device)
+    seeds = [check_seed(s) for s in seeds]
+    if len(tasks) != len(seeds) or not tasks:
+        raise ValueError(f"give one task per seed: {len(tasks)} tasks, {len(seeds)} seeds")
+    sizes = {(t.X_l.shape, t.X_val.shape, t.X_test.shape) for t in tasks}
+    if len(sizes) != 1:
+        raise ValueError(f"every task must have the same labeled / validation / test sizes, got {sorted(sizes)}")
+    models = []
+    for task, seed in zip(tasks, seeds):
+        seed_everything(seed)
+        m = task.make_model()
+        if not isinstance(m, MLP):
+            raise TypeError(f"fit_vectorised_mlp trains MLPs (tabular datasets), got {type(m).__name__}")
+        models.append(m)
+    dropout = models[0].dropout
+    stacked, _ = stack_module_state(models)
+    names = [n for n, _ in models[0].named_parameters()]
+    leaves = [stacked[n].detach().clone().to(device).requires_grad_(True) for n in names]
+    params = [(leaves[i], leaves[i + 1]) for i in range(0, len(leaves), 2)]
+    S = len(seeds)
+    Xl = torch.stack([t.X_l for t in tasks]).to(device)
+    yl = torch.stack([t.y_l for t in tasks]).to(device)
+    Xv = torch.stack([t.X_val for t in tasks]).to(device)
+    yv = torch.stack([t.y_val for t in tasks]).to(device)
+    k = tasks[0].num_classes
+    n_l = Xl.shape[1]
+    counts = torch.stack([torch.bincount(t.y_l, minlength=k) for t in tasks]).to(device, torch.float32)
+    prior = torch.as_tensor(np.stack([t.prior for t in tasks]), dtype=torch.float32, device=device)
+    class_weight = prior * n_l / counts.clamp(min=1)  # θ_j n_l / n_j; times 1/b per batch
+    opt = torch.optim.Adam(leaves, lr=lr, weight_decay=weight_decay)
+    gen = torch.Generator().manual_seed(int(seeds[0]) * 7919 + 17)
+    best_acc = torch.full((S,), -1.0, device=device)
+    best_epoch = torch.zeros(S, dtype=torch.long, device=device)
+    wait = torch.zeros(S, dtype=torch.long, device=device)
+    active = torch.ones(S, dtype=torch.bool, device=device)
+    epochs_run = torch.zeros(S, dtype=torch.long, device=device)
+    best = [p.detach().clone() for p in leaves]
+    start = time.perf_counter()
+    for epoch in range(1, epochs + 1):
+        # only the seeds still training are computed (stopped seeds keep their best weights aside)
+        live = torch.nonzero(active).squeeze(1) if int(active.sum()) < S * COMPACT else torch.arange(S, device=device)
+        n_live = live.numel()
+        sub = live.unsqueeze(1)
+        perm = torch.argsort(torch.rand(n_live, n_l, generator=gen), dim=1).to(device)
+        for i in range(0, n_l, batch_size):
+            idx = perm[:, i:i + batch_size]
+            xb, yb = Xl[sub, idx], yl[sub, idx]
+            live_params = params if n_live == S else [(w[live], b[live]) for w, b in params]
+            logits = _mlp_forward(live_params, xb, dropout, train=True)
+            ce = torch.nn.functional.cross_entropy(logits.reshape(-1, k), yb.reshape(-1), reduction="none")
+            w = class_weight[live].gather(1, yb) / idx.shape[1]
+            loss = (ce.view(n_live, -1) * w).sum()  # sum over seeds: each seed's gradient is its own risk's
+            opt.zero_grad(set_to_none=False)
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            acc = torch.zeros(S, device=device)
+            live_params = params if n_live == S else [(w[live], b[live]) for w, b in params]
+            acc[live] = (_mlp_forward(live_params, Xv[live], dropout, train=False).argmax(-1) == yv[live]).float().mean(1)
+            improved = active & ((best_acc < 0) | (acc > best_acc + min_delta))
+            best_acc = torch.where(improved, acc, best_acc)
+            best_epoch = torch.where(improved, torch.full_like(best_epoch, epoch), best_epoch)
+            wait = torch.where(improved, torch.zeros_like(wait), wait + active.long())
+            epochs_run = torch.where(active, torch.full_like(epochs_run, epoch), epochs_run)
+            for b, p in zip(best, leaves):
+                b[improved] = p[improved]
+            active = active & (wait < patience)
+        if not active.any():
+            break
+    seconds = time.perf_counter() - start
+    out = []
+    with torch.no_grad():
+        bp = [(best[i], best[i + 1]) for i in range(0, len(best), 2)]
+        for s, task in enumerate(tasks):
+            one = [(w[s:s + 1], b[s:s + 1]) for w, b in bp]
+            pred = _mlp_forward(one, task.X_test.to(device).unsqueeze(0), dropout, train=False).argmax(-1)[0]
+            out.append({"test_acc": 100.0 * float((pred == task.y_test.to(device)).float().mean()),
+                        "best_val_acc": 100.0 * float(best_acc[s]), "epochs": int(epochs_run[s]),
+                        "best_epoch": int(best_epoch[s]), "seconds": seconds / S})
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------
+# resumable sweeps (the paper-scale runs behind the notebooks a_table1 / a_table2)
+# ------------------------------------------------------------------------------------------------------
+
+TABLE_NOTEBOOKS = {1: "a_table1", 2: "a_table2"}
+
+
+def run_table(table: int, datasets, seeds, *, scale="paper", device="auto", settings=None, methods=None,
+              hyper=True, results_dir=None, progress=False) -> list:
+    """Run (or resume) the grid of Table ``table`` (1 or 2) into ``results_path(a_table{table}, scale)``.
+
+    Every finished run is one JSON line (:func:`sslkit.experiments.run_grid`), so a killed sweep loses
+    nothing; extending ``seeds`` later only runs the new seeds. Returns the records of this grid.
+    """
+    import warnings
+
+    from sslkit.experiments import hardware_summary, results_path, run_grid
+
+    if table not in TABLE_NOTEBOOKS:
+        raise ValueError(f"table must be 1 or 2, got {table!r}")
+    allowed = TABLE1_DATASETS if table == 1 else TABLE2_DATASETS
+    bad = [d for d in datasets if d not in allowed]
+    if bad:
+        raise ValueError(f"datasets {bad} are not rows of Table {table} ({allowed})")
+    grid = grid_of(datasets, settings, methods, hyper=hyper)
+    path = results_path(TABLE_NOTEBOOKS[table], scale, results_dir=results_dir)
+
+    def fn(dataset, setting, method, hyper, seed):
+        return run_one(dataset, setting, method, seed, scale=scale, device=device, hyper=hyper)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return run_grid(fn, grid, path, seeds=seeds, scale=scale, progress=progress,
+                        hardware=hardware_summary(device))
+
+
+def _parse_seeds(text: str) -> list:
+    if "-" in text:
+        a, b = text.split("-")
+        return list(range(int(a), int(b) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def main(argv=None) -> None:
+    """``python -m sslkit.experiments.paper_a --table 1 --datasets adult,banknote --seeds 0-4 [--threads 1]``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--table", type=int, required=True)
+    ap.add_argument("--datasets", required=True, help="comma-separated")
+    ap.add_argument("--seeds", default="0-4", help="'0-29' or '0,1,2'")
+    ap.add_argument("--methods", default=None, help="comma-separated table method names (default: all)")
+    ap.add_argument("--scale", default="paper")
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
+    ap.add_argument("--results-dir", default=None)
+    args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    datasets = [d for d in args.datasets.split(",") if d]
+    methods = None if args.methods is None else args.methods.split(",")
+    records = run_table(args.table, datasets, _parse_seeds(args.seeds), scale=args.scale, device=args.device,
+                        methods=methods, results_dir=args.results_dir, progress=True)
+    print(f"{len(records)} runs done")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
