@@ -58,6 +58,11 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
                  title="Table 1: binary classification with the risk rewrite", paper="A", gpu_recommended=True),
     NotebookSpec(name="a-table2", path="notebooks/a_table2.md",
                  title="Table 2: multiclass classification with the risk rewrite", paper="A", gpu_recommended=True),
+    NotebookSpec(name="a-fixmatch", path="notebooks/a_fixmatch.md",
+                 title="Table 3: FixMatch with a confidence-threshold sweep", paper="A", gpu_recommended=True),
+    NotebookSpec(name="a-ablations", path="notebooks/a_ablations.md",
+                 title="Tables 4-10: covariance-set size, equal-covariance diagnostic, non-negative correction",
+                 paper="A", gpu_recommended=True),
 )
 
 
