@@ -63,6 +63,18 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
     NotebookSpec(name="a-ablations", path="notebooks/a_ablations.md",
                  title="Tables 4-10: covariance-set size, equal-covariance diagnostic, non-negative correction",
                  paper="A", gpu_recommended=True),
+    NotebookSpec(name="b-theory", path="notebooks/b_theory.md",
+                 title="RDSS theory: the alpha-MMD identity, Frank-Wolfe step, Lemmas B.3/B.6, Theorem 5.6, alpha interval",
+                 paper="B", gpu_recommended=False),
+    NotebookSpec(name="b-figure2", path="notebooks/b_figure2.md",
+                 title="Figure 2: GKHR vs GKH (criterion D) on the four App. D.1 distributions",
+                 paper="B", gpu_recommended=False),
+    NotebookSpec(name="b-figure3", path="notebooks/b_figure3.md",
+                 title="Figure 3: every selector on a 10-component GMM, with alpha-MMD2 and MMD2",
+                 paper="B", gpu_recommended=False),
+    NotebookSpec(name="b-table4", path="notebooks/b_table4.md",
+                 title="Table 4: the alpha ablation (selection measures + supervised proxy on CPU; FreeMatch on a GPU)",
+                 paper="B", gpu_recommended=True),
 )
 
 

@@ -6,6 +6,7 @@ Status is never typed in by hand: it is computed from the notebook registry
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,8 @@ class Target:
 
 
 TARGETS = (
-    Target("A", "Theorems 1-10", "sympy derivations (k = 2, 3) of every theorem", notebook="a-theory"),
+    Target("A", "Theorems 1-10", "sympy derivations (k = 2, 3) of every theorem", notebook="a-theory",
+           note="exact derivations: one scale"),
     Target("A", "Theorems 2, 7", "Monte Carlo check of the mean and variance formulas", notebook="a-monte-carlo"),
     Target("A", "Figure 1", "variance ratios PNU/PN and lin(a*)/PN against n_U; Gaussian and Credit; BCE and 0-1 loss",
            notebook="a-figure1"),
@@ -41,11 +43,13 @@ TARGETS = (
     Target("A", "Table 5", "equal-covariance diagnostic", notebook="a-ablations"),
     Target("A", "Tables 6-10", "non-negative risk-correction on/off", notebook="a-ablations",
            note="tabular rows here; image rows need a GPU"),
-    Target("B", "Theory", "alpha-MMD identity (6), GKH step (7), Lemmas B.3 / B.6, Theorem 5.6 bound"),
-    Target("B", "Figure 2", "GKHR vs GKH on four 2-D distributions"),
-    Target("B", "Figure 3", "10-component GMM: 100 points chosen by every selector"),
+    Target("B", "Theory", "alpha-MMD identity (6), GKH step (7), Lemmas B.3 / B.6, Theorem 5.6 bound",
+           notebook="b-theory", note="exact derivations and numeric checks: one scale"),
+    Target("B", "Figure 2", "GKHR vs GKH on four 2-D distributions", notebook="b-figure2"),
+    Target("B", "Figure 3", "10-component GMM: 100 points chosen by every selector", notebook="b-figure3"),
     Target("B", "Table 1", "selectors x {FlexMatch, FreeMatch} on CIFAR-10/100, SVHN, STL-10"),
-    Target("B", "Table 4", "effect of alpha"),
+    Target("B", "Table 4", "effect of alpha", notebook="b-table4",
+           note="CPU: selection measures + a supervised proxy; the paper's FreeMatch accuracy needs a GPU"),
     Target("B", "Table 5", "wall-clock of every selector (n = 50 000, m = 400)"),
     Target("B", "Tables 2, 3, 6; Figures 4-5", "comparison with AL / SSAL approaches", note="not planned yet"),
     Target("C", "Figures 2 and 4", "traditional SSL: relative error vs speed-up (VAT, MT, FixMatch; CIFAR-10, SVHN)"),
@@ -61,13 +65,18 @@ def _status(target: Target, root: Path) -> tuple[str, str]:
     spec = next((s for s in NOTEBOOKS if s.name == target.notebook), None)
     if spec is None:
         return "not reproduced yet", ""
-    results = root / "notebooks" / "results" / Path(spec.path).stem / "paper.jsonl"
-    if results.exists():
+    folder = root / "notebooks" / "results"
+    results = next((f for f in sorted(folder.glob(Path(spec.path).stem + "*/paper.jsonl"))), None)
+    if results is not None:
         from .runner import load_results
 
         records = load_results(results)
-        seeds = len({r["seed"] for r in records})
-        return f"paper scale ({seeds} seeds, {len(records)} runs)", spec.path
+        per_cell = {}
+        for r in records:
+            per_cell.setdefault(json.dumps(r["config"], sort_keys=True), set()).add(r["seed"])
+        counts = sorted(len(v) for v in per_cell.values())
+        seeds = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]}-{counts[-1]}"
+        return f"paper scale ({len(records)} runs, {seeds} seed(s) per cell)", spec.path
     return "quick scale only", spec.path
 
 
