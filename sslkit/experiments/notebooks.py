@@ -75,6 +75,12 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
     NotebookSpec(name="b-table4", path="notebooks/b_table4.md",
                  title="Table 4: the alpha ablation (selection measures + supervised proxy on CPU; FreeMatch on a GPU)",
                  paper="B", gpu_recommended=True),
+    NotebookSpec(name="b-table1", path="notebooks/b_table1.md",
+                 title="Table 1: selectors x FlexMatch/FreeMatch (CPU stand-in; the paper's protocol on a GPU)",
+                 paper="B", gpu_recommended=True),
+    NotebookSpec(name="b-table5", path="notebooks/b_table5.md",
+                 title="Table 5: selector wall-clock at n = 50 000, m = 400, and the official code's defects",
+                 paper="B", gpu_recommended=False),
 )
 
 

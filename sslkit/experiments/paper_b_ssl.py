@@ -1,0 +1,492 @@
+"""Paper B (RDSS) Table 1 and Table 5: select the labeled set, train FlexMatch / FreeMatch, time the selectors.
+
+* Table 1 (§7.1-7.2): :func:`table1_run` -- one cell of the grid "selector x SSL algorithm x dataset x budget":
+  image features (:mod:`sslkit.features`) -> a selector of :mod:`sslkit.select` picks ``m`` samples -> those
+  are labeled, every training sample is unlabeled (USB's classic-CV setup, reference notes §2.5) -> FlexMatch
+  or FreeMatch -> top-1 test accuracy. Two protocols (:data:`PROTOCOLS`): ``"usb"`` is the paper's (WRN-28-2
+  on the images, SGD 0.03 / 0.9 Nesterov, weight decay 5e-4 without BN and biases, cosine 7π/16 over 2^20
+  iterations, batch 64, unlabeled ratio 7, EMA 0.999; GPU), ``"head"`` is the CPU stand-in (a small MLP on the
+  frozen, z-scored features with feature-noise augmentations, a few hundred iterations).
+* Table 5 (App. D.4): :func:`table5_timing_run` -- wall-clock of one selector picking ``m`` of ``n`` feature
+  vectors; :func:`defects_run` -- what the official code's defects B1 (random-init network features) and B2
+  (fixed gamma = 0.5, i.e. sigma = sqrt 2) do to the quality of the selection.
+* :data:`PAPER_TABLE1_B`, :data:`PAPER_TABLE5_B`: the paper's numbers, typed from the text.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from sslkit._checks import check_count, check_seed
+
+__all__ = [
+    "TABLE1_SELECTORS",
+    "TABLE1_ALGORITHMS",
+    "TABLE1_BUDGETS",
+    "TABLE1_DATASETS",
+    "PAPER_TABLE1_B",
+    "PAPER_TABLE5_B",
+    "PROTOCOLS",
+    "USB_PROTOCOL",
+    "HEAD_PROTOCOL",
+    "OFFICIAL_BANDWIDTH",
+    "make_selector",
+    "select_indices",
+    "train_ssl",
+    "table1_data",
+    "table1_run",
+    "synthetic_features",
+    "table5_timing_run",
+    "defects_run",
+    "random_init_features",
+]
+
+# --------------------------------------------------------------------------------------------------
+# the paper's numbers
+# --------------------------------------------------------------------------------------------------
+
+#: Table 1's rows, in the paper's order. "Stratified" reads the labels (an oracle; greyed out in the paper).
+TABLE1_SELECTORS = ("Stratified", "Random", "k-Means", "USL", "ActiveFT", "RDSS")
+#: The two SSL algorithms of Table 1 (USB implementations in the paper; :mod:`sslkit.algorithms` here).
+TABLE1_ALGORITHMS = ("FlexMatch", "FreeMatch")
+#: Budgets of Table 1 (§7.1).
+TABLE1_BUDGETS = {"CIFAR-10": (40, 250, 4000), "CIFAR-100": (400, 2500, 10000), "SVHN": (250, 1000),
+                  "STL-10": (40, 250)}
+#: Table 1's dataset labels -> :func:`sslkit.data.load_dataset` names.
+TABLE1_DATASETS = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100", "SVHN": "svhn", "STL-10": "stl10"}
+
+# Table 1 as printed (mean, std over five runs, % top-1). Columns: C10@40 C10@250 C10@4000 C100@400 C100@2500
+# C100@10000 SVHN@250 SVHN@1000 STL@40 STL@250. Typed from the paper and checked twice against its text.
+_TABLE1_TEXT = """
+FlexMatch Stratified  91.45 3.41 | 95.10 0.25 | 95.63 0.24 | 50.23 0.41 | 67.38 0.45 | 73.61 0.43 | 89.60 1.86 | 93.66 0.49 | 75.33 3.74 | 92.29 0.64
+FlexMatch Random      87.30 4.61 | 93.95 0.91 | 95.17 0.59 | 45.58 0.97 | 66.48 0.98 | 72.61 0.83 | 87.67 1.16 | 94.06 1.14 | 65.81 1.21 | 90.70 0.79
+FlexMatch k-Means     81.23 8.71 | 94.59 0.51 | 95.09 0.65 | 41.60 1.24 | 65.99 0.57 | 71.53 0.42 | 90.28 0.69 | 93.82 1.04 | 55.43 0.39 | 90.64 1.05
+FlexMatch USL         91.73 0.13 | 94.89 0.20 | 95.43 0.15 | 46.89 0.46 | 66.75 0.37 | 72.53 0.32 | 90.03 0.63 | 93.10 0.78 | 75.65 0.60 | 90.77 0.36
+FlexMatch ActiveFT    70.87 4.14 | 93.85 1.37 | 95.31 0.75 | 25.69 0.64 | 57.19 2.06 | 70.96 0.75 | 89.32 1.87 | 92.53 0.43 | 55.57 1.42 | 87.28 1.19
+FlexMatch RDSS        94.69 0.28 | 95.21 0.47 | 95.71 0.10 | 48.12 0.36 | 67.27 0.55 | 73.21 0.29 | 91.70 0.39 | 95.70 0.35 | 77.96 0.52 | 93.16 0.41
+FreeMatch Stratified  95.05 0.15 | 95.40 0.23 | 95.80 0.29 | 51.29 0.56 | 67.69 0.58 | 73.90 0.53 | 92.58 1.05 | 94.22 0.78 | 79.16 5.01 | 91.36 0.18
+FreeMatch Random      93.41 1.24 | 93.98 0.91 | 95.56 0.17 | 47.16 1.25 | 66.09 1.08 | 72.09 0.99 | 91.62 1.88 | 94.40 1.28 | 76.66 2.43 | 90.72 0.97
+FreeMatch k-Means     88.05 5.07 | 94.80 0.48 | 95.51 0.37 | 44.07 1.94 | 66.09 0.39 | 71.69 0.72 | 93.30 0.46 | 94.68 0.72 | 63.22 4.92 | 89.99 0.87
+FreeMatch USL         93.81 0.62 | 95.19 0.18 | 95.78 0.29 | 47.07 0.78 | 66.92 0.33 | 72.59 0.36 | 93.36 0.53 | 94.44 0.44 | 76.95 0.86 | 90.58 0.58
+FreeMatch ActiveFT    78.13 2.87 | 94.54 0.81 | 95.33 0.53 | 26.67 0.46 | 56.23 0.85 | 71.20 0.68 | 92.60 0.51 | 93.71 0.54 | 63.31 2.99 | 86.60 0.30
+FreeMatch RDSS        95.05 0.13 | 95.50 0.20 | 95.98 0.28 | 48.41 0.59 | 67.40 0.23 | 73.13 0.19 | 94.54 0.46 | 95.83 0.37 | 81.90 1.72 | 92.22 0.40
+"""
+
+
+def _parse_table1(text: str) -> dict:
+    cols = [f"{d} @ {m}" for d, ms in TABLE1_BUDGETS.items() for m in ms]
+    out = {}
+    for line in text.strip().splitlines():
+        algorithm, selector, rest = line.split(None, 2)
+        cells = [c.split() for c in rest.split("|")]
+        if algorithm not in TABLE1_ALGORITHMS or selector not in TABLE1_SELECTORS or len(cells) != len(cols) \
+                or any(len(c) != 2 for c in cells):
+            raise ValueError(f"malformed Table 1 line {line!r}")
+        for col, (mean, std) in zip(cols, cells):
+            out[(algorithm, selector, col)] = (float(mean), float(std))
+    return out
+
+
+#: ``{(algorithm, selector, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 1 (% top-1, five runs).
+PAPER_TABLE1_B = _parse_table1(_TABLE1_TEXT)
+
+#: Paper B Table 5 (App. D.4): time complexity and seconds to select m = 400 of CIFAR-100's 50 000 training
+#: images (mean of three runs, "an idle server"; CPU/GPU not stated). Random and Stratified are printed
+#: as "≈ 0" (``seconds = 0.0`` here, ``approx_zero = True``).
+PAPER_TABLE5_B = {
+    "Random": {"complexity": "O(n)", "seconds": 0.0, "approx_zero": True},
+    "Stratified": {"complexity": "O(n)", "seconds": 0.0, "approx_zero": True},
+    "k-Means": {"complexity": "O(mnT)", "seconds": 579.97, "approx_zero": False},
+    "USL": {"complexity": "O(mnT)", "seconds": 257.68, "approx_zero": False},
+    "ActiveFT": {"complexity": "O(mnT)", "seconds": 224.35, "approx_zero": False},
+    "RDSS": {"complexity": "O(mn)", "seconds": 132.77, "approx_zero": False},
+}
+
+#: The official code's kernel (reference notes §2.2, B2): ``exp(-0.5 ||x - y||^2)``, i.e. our
+#: ``exp(-||x - y||^2 / sigma^2)`` with ``sigma = sqrt(2)``, whatever the scale of the features.
+OFFICIAL_BANDWIDTH = math.sqrt(2.0)
+
+# --------------------------------------------------------------------------------------------------
+# protocols
+# --------------------------------------------------------------------------------------------------
+
+#: The paper's training (§7.1 + USB's classic-CV configs, reference notes §4.3-4.4).
+USB_PROTOCOL = {"model": "wrn28_2", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4,
+                "schedule": "cosine", "epochs": 1024, "iterations_per_epoch": 1024, "batch_size": 64, "uratio": 7,
+                "ema_decay": 0.999}
+#: The CPU stand-in: an MLP (one hidden layer of 256) on frozen z-scored features, feature-noise views
+#: (``augment="tabular"``), SGD as USB but lr 0.3 (0.03 leaves the MLP far from converged in 300 steps:
+#: 22-46 % instead of 53-64 % on MNIST @ 40 in a trial), 3 x 100 iterations, EMA 0.99 (0.999 would average
+#: over ~1000 steps, longer than the run).
+HEAD_PROTOCOL = {"model": "mlp", "lr": 0.3, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4,
+                 "schedule": "cosine", "epochs": 3, "iterations_per_epoch": 100, "batch_size": 64, "uratio": 7,
+                 "ema_decay": 0.99}
+PROTOCOLS = {"usb": USB_PROTOCOL, "head": HEAD_PROTOCOL}
+
+
+# --------------------------------------------------------------------------------------------------
+# selection
+# --------------------------------------------------------------------------------------------------
+
+
+def make_selector(name: str, m: int, *, seed=0, device="cpu", bandwidth="median"):
+    """The selector of Table 1 called ``name`` (:data:`TABLE1_SELECTORS`) with budget ``m``.
+
+    RDSS = :class:`sslkit.select.GKHR` with ``alpha = 1 - 1/sqrt(m)`` (§7.1) and ``bandwidth`` ("median" = §6's
+    median heuristic, or a number: the kernel width sigma). USL and ActiveFT use their official settings
+    (they L2-normalise the features themselves); k-Means: k-means++ seeding, <= 100 Lloyd iterations.
+    Stratified needs the labels in ``fit`` (an oracle).
+    """
+    from sslkit.select import (GKHR, ActiveFTSelector, KMeansSelector, RandomSelector, StratifiedSelector,
+                               USLSelector)
+
+    m = check_count(m, "m", allow_zero=False)
+    seed = check_seed(seed)
+    if name == "Stratified":
+        return StratifiedSelector(m, seed=seed)
+    if name == "Random":
+        return RandomSelector(m, seed=seed)
+    if name == "k-Means":
+        return KMeansSelector(m, seed=seed, device=device)
+    if name == "USL":
+        return USLSelector(m, seed=seed, device=device)
+    if name == "ActiveFT":
+        return ActiveFTSelector(m, seed=seed, device=device)
+    if name == "RDSS":
+        return GKHR(m, bandwidth=bandwidth, seed=seed, device=device)
+    raise ValueError(f"selector must be one of {TABLE1_SELECTORS}, got {name!r}")
+
+
+def select_indices(name: str, features, labels, m: int, *, seed=0, device="cpu", bandwidth="median"):
+    """``(indices, seconds)``: ``m`` rows of ``features`` chosen by selector ``name`` and the wall-clock it took.
+
+    Only Stratified sees ``labels``; every other selector sees the features alone.
+    """
+    sel = make_selector(name, m, seed=seed, device=device, bandwidth=bandwidth)
+    start = time.perf_counter()
+    sel.fit(features, labels) if name == "Stratified" else sel.fit(features)
+    seconds = time.perf_counter() - start
+    idx = np.asarray(sel.indices_, dtype=np.int64)
+    if idx.shape != (m,) or np.unique(idx).size != m:
+        raise RuntimeError(f"selector {name!r} returned {idx.size} indices ({np.unique(idx).size} distinct), not {m}")
+    return idx, seconds
+
+
+# --------------------------------------------------------------------------------------------------
+# training
+# --------------------------------------------------------------------------------------------------
+
+
+def _check_protocol(protocol) -> dict:
+    if isinstance(protocol, str):
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {tuple(PROTOCOLS)} or a dict, got {protocol!r}")
+        return dict(PROTOCOLS[protocol])
+    if not isinstance(protocol, dict):
+        raise TypeError(f"protocol must be a name in {tuple(PROTOCOLS)} or a dict, got {type(protocol).__name__}")
+    unknown = set(protocol) - set(USB_PROTOCOL)
+    if unknown:
+        raise ValueError(f"protocol has unknown keys {sorted(unknown)}; valid keys: {sorted(USB_PROTOCOL)}")
+    return {**USB_PROTOCOL, **protocol}
+
+
+def train_ssl(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "FreeMatch", protocol="usb",
+              num_classes=None, device="auto", seed=0, progress=False) -> dict:
+    """Train ``algorithm`` ("FlexMatch" or "FreeMatch") with rows ``labeled`` of ``X_train`` as the labeled set
+    and *all* rows of ``X_train`` as the unlabeled set; return the test accuracy of the (EMA) model.
+
+    ``protocol`` (:data:`PROTOCOLS` or a dict overriding :data:`USB_PROTOCOL`):
+
+    * model ``"wrn28_2"`` / ``"lenet_mnist"``: ``X_*`` are uint8 images ``(N, H, W[, C])``, scaled to [0, 1] and
+      normalised with the training images' per-channel mean / std (the algorithms' augmentations undo and
+      redo that normalisation);
+    * model ``"mlp"``: ``X_*`` are feature vectors ``(N, d)``, z-scored with the training rows' statistics;
+      views = feature noise (``augment="tabular"``).
+
+    Optimiser: SGD with the protocol's lr / momentum / Nesterov / weight decay (not applied to BN and biases,
+    USB's ``bn_wd_skip``), cosine schedule over ``epochs x iterations_per_epoch`` steps, labeled batch
+    ``min(batch_size, m)``, unlabeled batch ``uratio x batch_size``. Returns ``test_acc`` (%), the number of
+    classes in the labeled set, steps and seconds.
+    """
+    import torch
+
+    from sslkit.algorithms import FlexMatch, FreeMatch
+    from sslkit.data import images_to_tensor
+    from sslkit.engine import Trainer
+    from sslkit.models import MLP, LeNetMNIST, wrn28_2
+    from sslkit.seeding import seed_everything
+
+    if algorithm not in TABLE1_ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {TABLE1_ALGORITHMS}, got {algorithm!r}")
+    p = _check_protocol(protocol)
+    seed = check_seed(seed)
+    X_train, X_test = np.asarray(X_train), np.asarray(X_test)
+    y_train, y_test = np.asarray(y_train, dtype=np.int64), np.asarray(y_test, dtype=np.int64)
+    if y_train.shape != (X_train.shape[0],) or y_test.shape != (X_test.shape[0],):
+        raise ValueError(f"labels must be 1-D with one entry per row: X_train {X_train.shape[0]} rows vs y_train "
+                         f"{y_train.shape}, X_test {X_test.shape[0]} rows vs y_test {y_test.shape}")
+    labeled = np.asarray(labeled, dtype=np.int64)
+    if labeled.ndim != 1 or labeled.size == 0 or labeled.min() < 0 or labeled.max() >= X_train.shape[0]:
+        raise ValueError(f"labeled must be a non-empty 1-D array of row indices in [0, {X_train.shape[0]})")
+    if num_classes is None:
+        num_classes = int(max(y_train.max(), y_test.max())) + 1
+    num_classes = check_count(num_classes, "num_classes", allow_zero=False)
+
+    if p["model"] == "mlp":
+        if X_train.ndim != 2:
+            raise ValueError(f"protocol model 'mlp' needs feature vectors (N, d), got X_train of shape {X_train.shape}")
+        mean, std = X_train.mean(axis=0), X_train.std(axis=0)
+        std[std == 0] = 1.0
+        Xt = torch.as_tensor((X_train - mean) / std, dtype=torch.float32)
+        Xs = torch.as_tensor((X_test - mean) / std, dtype=torch.float32)
+        norm, augment = {}, "tabular"
+    elif p["model"] in ("wrn28_2", "lenet_mnist"):
+        if X_train.dtype != np.uint8 or X_train.ndim not in (3, 4):
+            raise ValueError(f"protocol model {p['model']!r} needs uint8 images (N, H, W[, C]), got dtype "
+                             f"{X_train.dtype} and shape {X_train.shape}")
+        channels = 1 if X_train.ndim == 3 else X_train.shape[-1]
+        x01 = X_train.reshape(-1, channels).astype(np.float64) / 255.0
+        mean, std = x01.mean(axis=0), x01.std(axis=0)
+        Xt, Xs = images_to_tensor(X_train, mean=mean, std=std), images_to_tensor(X_test, mean=mean, std=std)
+        norm, augment = {"mean": mean, "std": std}, "auto"
+    else:
+        raise ValueError(f"protocol model must be 'wrn28_2', 'lenet_mnist' or 'mlp', got {p['model']!r}")
+
+    seed_everything(seed)
+    if p["model"] == "mlp":
+        model = MLP(Xt.shape[1], num_classes, hidden=(256,), dropout=0.0)
+    elif p["model"] == "lenet_mnist":
+        model = LeNetMNIST(num_classes)
+    else:
+        model = wrn28_2(num_classes)
+    algo = (FreeMatch(augment=augment, **norm) if algorithm == "FreeMatch"
+            else FlexMatch(num_unlabeled=Xt.shape[0], augment=augment, **norm))
+    start = time.perf_counter()
+    trainer = Trainer(model, algo, device=device, optimizer="sgd", lr=p["lr"], weight_decay=p["weight_decay"],
+                      momentum=p["momentum"], nesterov=p["nesterov"], schedule=p["schedule"], epochs=p["epochs"],
+                      iterations_per_epoch=p["iterations_per_epoch"], batch_size=p["batch_size"],
+                      unlabeled_batch_size=p["uratio"] * p["batch_size"], ema_decay=p["ema_decay"], seed=seed,
+                      progress=progress, num_classes=num_classes, decay_norm_and_bias=False)
+    trainer.fit(Xt[torch.as_tensor(labeled)], torch.as_tensor(y_train[labeled]), Xt)
+    return {"test_acc": 100.0 * float(trainer.score(Xs, torch.as_tensor(y_test))),
+            "labeled_classes": int(np.unique(y_train[labeled]).size),
+            "steps": int(p["epochs"] * p["iterations_per_epoch"]),
+            "train_seconds": round(time.perf_counter() - start, 3)}
+
+
+# --------------------------------------------------------------------------------------------------
+# Table 1
+# --------------------------------------------------------------------------------------------------
+
+_DATA_MEMO: dict = {}
+
+
+def _source_label(source: str) -> str:
+    """A dataset's ``source`` without the machine's directories (``/a/b/cifar10 (x)`` -> ``cifar10 (x)``), so
+    that committed records hold no absolute paths."""
+    import re
+
+    return re.sub(r"(?:[A-Za-z]:)?[/\\](?:[^\s()/\\]+[/\\])*([^\s()/\\]+)", r"\1", str(source))
+
+
+_SELECTION_MEMO: dict = {}
+
+
+def table1_data(dataset: str, *, extractor: str = "efficientnet_lite0", n_pool=None, n_test=None, variant=None,
+                pca_dim: int = 50, data_root=None, device="cpu"):
+    """``(X_pool, y_pool, X_test, y_test, F_pool, info)`` for one Table 1 dataset (memoised per process).
+
+    ``dataset``: a :func:`sslkit.data.load_dataset` name ("cifar10", "cifar100", "svhn", "stl10", "mnist").
+    The pool is the training set (its first ``n_pool`` rows when given), the test set its first ``n_test`` rows.
+    ``F_pool`` are the features of the pool images by ``extractor`` (:func:`sslkit.features.extract_features`,
+    disk-cached); for ``"pixels_pca"`` the projection (``pca_dim`` components) is fitted on the pool and the test
+    images together (no labels involved). ``variant`` is passed to ``load_dataset`` (cifar10: "lossless" =
+    the exact 4000/1000 subset, "auto" = the official archive or else the JPEG q75 copy). ``info`` names the
+    data source and the extractor. Also returns the test features inside ``info["F_test"]``.
+    """
+    from sslkit.data import load_dataset
+    from sslkit.features import extract_features
+
+    key = (dataset, extractor, n_pool, n_test, variant, pca_dim, str(data_root))
+    if key in _DATA_MEMO:
+        return _DATA_MEMO[key]
+    opts = {} if variant is None else {"variant": variant}
+    ds = load_dataset(dataset, root=data_root, **opts)
+    if ds.X_test is None:
+        raise ValueError(f"dataset {dataset!r} has no test split")
+    Xp, yp, Xs, ys = ds.X, ds.y, ds.X_test, ds.y_test
+    if n_pool is not None:
+        Xp, yp = Xp[:check_count(n_pool, "n_pool", allow_zero=False)], yp[:n_pool]
+    if n_test is not None:
+        Xs, ys = Xs[:check_count(n_test, "n_test", allow_zero=False)], ys[:n_test]
+    label = f"{dataset}{'-' + variant if variant else ''}"
+    if extractor == "pixels_pca":
+        F = extract_features(np.concatenate([Xp, Xs]), "pixels_pca", pca_dim=pca_dim, device=device,
+                             cache_key=f"{label}-pool{len(Xp)}-test{len(Xs)}")
+        Fp, Fs = F[:len(Xp)], F[len(Xp):]
+    else:
+        Fp = extract_features(Xp, extractor, device=device,
+                              cache_key=f"{label}-train" + ("" if n_pool is None else str(len(Xp))))
+        Fs = extract_features(Xs, extractor, device=device,
+                              cache_key=f"{label}-test" + ("" if n_test is None else str(len(Xs))))
+    info = {"data": _source_label(ds.source), "extractor": extractor, "feature_dim": int(Fp.shape[1]), "n_pool": int(len(Xp)),
+            "n_test": int(len(Xs)), "num_classes": ds.num_classes, "F_test": Fs}
+    out = (Xp, yp, Xs, ys, Fp, info)
+    _DATA_MEMO[key] = out
+    return out
+
+
+def table1_run(dataset: str, selector: str, algorithm: str, m: int, seed: int, *, protocol="usb",
+               extractor: str = "efficientnet_lite0", n_pool=None, n_test=None, variant=None, pca_dim: int = 50,
+               data_root=None, device="auto", select_device="cpu") -> dict:
+    """One cell of Table 1: ``selector`` picks ``m`` pool samples on the ``extractor`` features of ``dataset``
+    (:func:`table1_data`), then :func:`train_ssl` trains ``algorithm`` under ``protocol`` ("usb": WRN-28-2 on
+    the images, the paper's; "head": an MLP on the features, the CPU stand-in) and tests it.
+
+    The selection is seeded with ``seed`` and memoised per process, so FlexMatch and FreeMatch of the same
+    (dataset, selector, m, seed) train on the same labeled set. Returns the test accuracy and the selection's
+    class coverage (``labeled_classes``), smallest class count, seconds and the data / extractor names.
+    """
+    from sslkit.select import alpha_mmd2, auto_alpha, median_bandwidth
+
+    seed = check_seed(seed)
+    m = check_count(m, "m", allow_zero=False)
+    if selector not in TABLE1_SELECTORS:
+        raise ValueError(f"selector must be one of {TABLE1_SELECTORS}, got {selector!r}")
+    p = _check_protocol(protocol)
+    Xp, yp, Xs, ys, Fp, info = table1_data(dataset, extractor=extractor, n_pool=n_pool, n_test=n_test,
+                                           variant=variant, pca_dim=pca_dim, data_root=data_root,
+                                           device=select_device)
+    if m > len(Fp):
+        raise ValueError(f"m = {m} exceeds the pool size {len(Fp)}")
+    skey = (dataset, extractor, n_pool, variant, pca_dim, selector, m, seed)
+    if skey not in _SELECTION_MEMO:
+        idx, sec = select_indices(selector, Fp, yp, m, seed=seed, device=select_device)
+        bw = median_bandwidth(Fp, seed=0, device=select_device)
+        quality = alpha_mmd2(Fp, idx, auto_alpha(m), bw, device=select_device)
+        _SELECTION_MEMO[skey] = (idx, sec, quality)
+    idx, sec, quality = _SELECTION_MEMO[skey]
+    if p["model"] == "mlp":
+        out = train_ssl(Fp, yp, idx, info["F_test"], ys, algorithm=algorithm, protocol=p,
+                        num_classes=info["num_classes"], device=device, seed=seed)
+    else:
+        out = train_ssl(Xp, yp, idx, Xs, ys, algorithm=algorithm, protocol=p, num_classes=info["num_classes"],
+                        device=device, seed=seed)
+    counts = np.bincount(yp[idx], minlength=info["num_classes"])
+    out.update(min_class_count=int(counts.min()), select_seconds=round(sec, 4), alpha_mmd2=float(quality),
+               data=info["data"], extractor=extractor, n_pool=info["n_pool"], n_test=info["n_test"],
+               model=p["model"])
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Table 5: timing and the official code's defects
+# --------------------------------------------------------------------------------------------------
+
+
+def synthetic_features(n: int, d: int = 512, *, seed=0, clusters: int = 100) -> np.ndarray:
+    """``n`` float32 vectors in ``R^d``: a mixture of ``clusters`` Gaussians (centres ~ N(0, I), spread 0.5),
+    a stand-in with cluster structure for image features in the timing runs."""
+    n, d = check_count(n, "n", allow_zero=False), check_count(d, "d", allow_zero=False)
+    clusters = check_count(clusters, "clusters", allow_zero=False)
+    rng = np.random.default_rng(check_seed(seed))
+    centres = rng.standard_normal((clusters, d)).astype(np.float32)
+    comp = rng.integers(clusters, size=n)
+    return centres[comp] + 0.5 * rng.standard_normal((n, d)).astype(np.float32)
+
+
+def table5_timing_run(selector: str, n: int, m: int, seed: int, *, d: int = 512, device="cpu") -> dict:
+    """Seconds for ``selector`` (:data:`TABLE1_SELECTORS`) to pick ``m`` of ``n`` synthetic ``d``-dim features
+    (:func:`synthetic_features` with ``seed``; Stratified gets the mixture component as its label).
+
+    Only the ``fit`` is timed (the features are made before the clock starts); RDSS's time includes the
+    median bandwidth and the blockwise mu. Set ``OMP_WAIT_POLICY=PASSIVE`` before Python starts on a busy CPU.
+    """
+    rng_labels = np.random.default_rng(check_seed(seed) + 1).integers(10, size=check_count(n, "n", allow_zero=False))
+    X = synthetic_features(n, d, seed=seed)
+    _, sec = select_indices(selector, X, rng_labels, m, seed=seed, device=device)
+    return {"seconds": round(sec, 4), "n": int(n), "d": int(d), "m": int(m)}
+
+
+def random_init_features(images, *, seed=0, device="cpu", batch_size: int = 64) -> np.ndarray:
+    """Features of ``images`` from EfficientNet-Lite0 with *random* weights (the analogue of defect B1: the
+    official code builds CLIP from its config and never loads the weights).
+
+    Same architecture and preprocessing as the pretrained ``"efficientnet_lite0"`` extractor (bicubic resize
+    to 224, ``(255 x - 127) / 128``, global average of the last convolution), PyTorch's default init seeded
+    with ``seed``. Not cached.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from sslkit.device import resolve_device
+    from sslkit.features import efficientnet_lite0
+
+    images = np.asarray(images)
+    if images.dtype != np.uint8 or images.ndim != 4 or images.shape[-1] != 3:
+        raise ValueError(f"images must be uint8 (N, H, W, 3), got dtype {images.dtype} and shape {images.shape}")
+    dev = resolve_device(device)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(check_seed(seed))
+        model = efficientnet_lite0(pretrained=False).to(dev)
+    out = []
+    with torch.inference_mode():
+        for i in range(0, len(images), batch_size):
+            x = torch.as_tensor(images[i:i + batch_size], device=dev).permute(0, 3, 1, 2).float() / 255.0
+            x = F.interpolate(x, size=(224, 224), mode="bicubic", align_corners=False).clamp_(0.0, 1.0)
+            x = x.mul_(255.0).sub_(127.0).div_(128.0)
+            out.append(model.extract_features(x).mean(dim=(2, 3)).float().cpu())
+    return torch.cat(out).numpy()
+
+
+from .paper_b import _proxy_accuracy  # noqa: E402  (logistic regression on the labeled set: the proxy)
+
+
+def defects_run(features: str, bandwidth: str, m: int, seed: int, *, pretrained, random_init, y_pool, pretrained_test,
+                y_test, device="cpu") -> dict:
+    """Quality of one RDSS (GKHR) selection under the official code's defects.
+
+    ``features``: "pretrained" (select on ``pretrained``) or "random_init" (select on ``random_init``: B1);
+    ``bandwidth``: "median" (§6) or "fixed" (sigma = sqrt 2, the code's gamma = 0.5: B2). Whatever the selection
+    was made on, it is measured on the *pretrained* features with their median bandwidth: alpha-MMD^2 at
+    ``1 - 1/sqrt(m)`` and MMD^2 (label-free), the classes covered, the smallest class count, and ``proxy_acc``:
+    a logistic regression trained on the ``m`` selected, labeled pretrained feature vectors and tested on
+    ``pretrained_test`` (a cheap downstream *proxy*, not SSL). ``seed`` seeds the median's subsample only
+    (GKHR itself is deterministic).
+    """
+    from sslkit.select import GKHR, alpha_mmd2, auto_alpha, kernel_row_sums, median_bandwidth, mmd2
+
+    if features not in ("pretrained", "random_init"):
+        raise ValueError(f"features must be 'pretrained' or 'random_init', got {features!r}")
+    if bandwidth not in ("median", "fixed"):
+        raise ValueError(f"bandwidth must be 'median' or 'fixed', got {bandwidth!r}")
+    seed = check_seed(seed)
+    m = check_count(m, "m", allow_zero=False)
+    P = np.asarray(pretrained, dtype=np.float32)
+    S = P if features == "pretrained" else np.asarray(random_init, dtype=np.float32)
+    if S.shape[0] != P.shape[0] or np.asarray(y_pool).shape != (P.shape[0],):
+        raise ValueError(f"pretrained ({P.shape[0]} rows), random_init ({S.shape[0]}) and y_pool "
+                         f"({np.asarray(y_pool).shape}) must describe the same pool")
+    bw_sel = median_bandwidth(S, seed=seed, device=device) if bandwidth == "median" else OFFICIAL_BANDWIDTH
+    start = time.perf_counter()
+    idx = GKHR(m, bandwidth=bw_sel, device=device).fit(S).indices_
+    seconds = time.perf_counter() - start
+    bw = median_bandwidth(P, seed=seed, device=device)
+    mu = kernel_row_sums(P, bandwidth=bw, device=device).cpu().numpy() / P.shape[0]
+    y_pool = np.asarray(y_pool)
+    counts = np.bincount(y_pool[idx], minlength=int(y_pool.max()) + 1)
+    # how degenerate the selection kernel is: mean off-diagonal k(x_i, x_j) on 500 pool rows
+    sub = S[:500].astype(np.float64)
+    sq = (sub * sub).sum(axis=1)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * sub @ sub.T, 0.0)
+    off = np.exp(-d2 / bw_sel ** 2)[~np.eye(len(sub), dtype=bool)]
+    return {"alpha_mmd2": alpha_mmd2(P, idx, auto_alpha(m), bw, mu=mu, device=device),
+            "mmd2": mmd2(P, idx, bw, mu=mu, device=device),
+            "classes_covered": int((counts > 0).sum()), "min_class_count": int(counts.min()),
+            "proxy_acc": _proxy_accuracy(P[idx], y_pool[idx], np.asarray(pretrained_test, dtype=np.float32),
+                                         np.asarray(y_test)),
+            "selection_bandwidth": float(bw_sel), "mean_offdiag_kernel": float(off.mean()),
+            "select_seconds": round(seconds, 4)}

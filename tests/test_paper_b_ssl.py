@@ -1,0 +1,199 @@
+"""Paper B Table 1 / Table 5 experiment functions (sslkit.experiments.paper_b_ssl)."""
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from sslkit.experiments import paper_b_ssl as B
+from sslkit.features import available_extractors
+from sslkit.select import GKHR, ActiveFTSelector, KMeansSelector, RandomSelector, StratifiedSelector, USLSelector
+
+torch.set_num_threads(1)
+DATA_DIR = os.environ.get("SSLKIT_DATA_DIR")
+HAS_MNIST = bool(DATA_DIR) and (Path(DATA_DIR) / "mnist").is_dir()
+
+
+def _blobs(n=300, d=8, k=3, seed=0, spread=0.3, scale=1.0):
+    rng = np.random.default_rng(seed)
+    centres = 3.0 * rng.standard_normal((k, d))
+    y = np.arange(n) % k
+    return (scale * (centres[y] + spread * rng.standard_normal((n, d)))).astype(np.float32), y
+
+
+# ------------------------------------------------------------------------------------------ paper numbers
+
+
+def test_paper_table1_is_complete_and_spot_values():
+    cols = [f"{d} @ {m}" for d, ms in B.TABLE1_BUDGETS.items() for m in ms]
+    assert len(cols) == 10
+    assert set(PAPER_KEYS := B.PAPER_TABLE1_B) == {(a, s, c) for a in B.TABLE1_ALGORITHMS
+                                                    for s in B.TABLE1_SELECTORS for c in cols}
+    assert len(PAPER_KEYS) == 120
+    assert B.PAPER_TABLE1_B[("FlexMatch", "k-Means", "CIFAR-10 @ 40")] == (81.23, 8.71)
+    assert B.PAPER_TABLE1_B[("FreeMatch", "RDSS", "STL-10 @ 40")] == (81.90, 1.72)
+    assert B.PAPER_TABLE1_B[("FlexMatch", "ActiveFT", "CIFAR-100 @ 400")] == (25.69, 0.64)
+    assert B.PAPER_TABLE1_B[("FreeMatch", "Stratified", "SVHN @ 1000")] == (94.22, 0.78)
+
+
+def test_paper_table1_agrees_with_table4_typed_separately():
+    """Table 4's row alpha = 1 - 1/sqrt(m) is the same experiment as Table 1's FreeMatch + RDSS (CIFAR)."""
+    from sslkit.experiments.paper_b import PAPER_TABLE4
+
+    for d in ("CIFAR-10", "CIFAR-100"):
+        for m in B.TABLE1_BUDGETS[d]:
+            assert PAPER_TABLE4[("1-1/sqrt(m)", f"{d} @ {m}")] == B.PAPER_TABLE1_B[("FreeMatch", "RDSS", f"{d} @ {m}")]
+
+
+def test_paper_table5():
+    t = B.PAPER_TABLE5_B
+    assert set(t) == set(B.TABLE1_SELECTORS)
+    assert [t[s]["seconds"] for s in ("k-Means", "USL", "ActiveFT", "RDSS")] == [579.97, 257.68, 224.35, 132.77]
+    assert t["Random"]["approx_zero"] and t["Stratified"]["approx_zero"] and not t["RDSS"]["approx_zero"]
+    assert t["RDSS"]["complexity"] == "O(mn)"
+    assert B.OFFICIAL_BANDWIDTH == pytest.approx(math.sqrt(2))
+    # gamma = 0.5 in exp(-gamma ||x-y||^2) is our exp(-||x-y||^2 / sigma^2) with sigma = sqrt 2
+    assert math.exp(-0.5 * 3.7) == pytest.approx(math.exp(-3.7 / B.OFFICIAL_BANDWIDTH ** 2))
+
+
+def test_protocols():
+    p = B.USB_PROTOCOL
+    assert (p["lr"], p["momentum"], p["weight_decay"], p["batch_size"], p["uratio"], p["ema_decay"]) == \
+        (0.03, 0.9, 5e-4, 64, 7, 0.999)
+    assert p["epochs"] * p["iterations_per_epoch"] == 2 ** 20 and p["model"] == "wrn28_2" and p["nesterov"]
+
+
+# ------------------------------------------------------------------------------------------ selection
+
+
+def test_make_selector_classes_and_errors():
+    expected = {"Stratified": StratifiedSelector, "Random": RandomSelector, "k-Means": KMeansSelector,
+                "USL": USLSelector, "ActiveFT": ActiveFTSelector, "RDSS": GKHR}
+    for name, cls in expected.items():
+        assert type(B.make_selector(name, 5)) is cls
+    with pytest.raises(ValueError, match="selector must be one of"):
+        B.make_selector("Coreset", 5)
+    with pytest.raises(ValueError, match="m"):
+        B.make_selector("RDSS", 0)
+
+
+def test_select_indices_distinct_deterministic_and_rdss_is_gkhr():
+    X, y = _blobs(n=120)
+    for name in ("Stratified", "Random", "k-Means", "USL", "RDSS"):    # ActiveFT (300 Adam steps): its own tests
+        a, sec = B.select_indices(name, X, y, 12, seed=3)
+        assert a.dtype == np.int64 and a.shape == (12,) and np.unique(a).size == 12 and sec >= 0
+        if name in ("Random", "Stratified", "k-Means"):    # the selectors' own tests cover the others' seeds
+            np.testing.assert_array_equal(a, B.select_indices(name, X, y, 12, seed=3)[0])
+    strat, _ = B.select_indices("Stratified", X, y, 12)
+    assert np.bincount(y[strat]).tolist() == [4, 4, 4]      # the oracle balances the classes exactly
+    rdss, _ = B.select_indices("RDSS", X, y, 12)
+    np.testing.assert_array_equal(rdss, GKHR(12).fit(X).indices_)
+    fixed, _ = B.select_indices("RDSS", X, y, 12, bandwidth=B.OFFICIAL_BANDWIDTH)
+    np.testing.assert_array_equal(fixed, GKHR(12, bandwidth=math.sqrt(2)).fit(X).indices_)
+
+
+# ------------------------------------------------------------------------------------------ training
+
+
+TINY = {"model": "mlp", "lr": 0.3, "epochs": 2, "iterations_per_epoch": 15, "batch_size": 16, "uratio": 2,
+        "ema_decay": 0.9}
+
+
+@pytest.mark.parametrize("algorithm", B.TABLE1_ALGORITHMS)
+def test_train_ssl_head_learns_and_is_deterministic(algorithm):
+    X, y = _blobs(n=240, seed=1)
+    Xs, ys = _blobs(n=90, seed=1)  # same centres (same seed), fresh noise is not needed: this checks learning
+    labeled = np.array([0, 1, 2, 3, 4, 5])
+    a = B.train_ssl(X, y, labeled, Xs, ys, algorithm=algorithm, protocol=TINY, device="cpu", seed=0)
+    b = B.train_ssl(X, y, labeled, Xs, ys, algorithm=algorithm, protocol=TINY, device="cpu", seed=0)
+    assert a["test_acc"] == b["test_acc"] and a["test_acc"] > 80.0
+    assert a["labeled_classes"] == 3 and a["steps"] == 30
+
+
+def test_train_ssl_missing_class_in_labeled_set():
+    X, y = _blobs(n=240, seed=2)
+    labeled = np.flatnonzero(y != 2)[:6]                     # class 2 has no label (RDSS / Random at small m)
+    out = B.train_ssl(X, y, labeled, X, y, algorithm="FlexMatch", protocol=TINY, device="cpu", num_classes=3)
+    assert out["labeled_classes"] == 2 and 0.0 <= out["test_acc"] <= 100.0
+
+
+def test_train_ssl_errors():
+    X, y = _blobs(n=60)
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        B.train_ssl(X, y, [0, 1], X, y, algorithm="FixMatch", protocol=TINY)
+    with pytest.raises(ValueError, match="unknown keys"):
+        B.train_ssl(X, y, [0, 1], X, y, protocol={"model": "mlp", "lrate": 1.0})
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        B.train_ssl(X, y, [0, 1], X, y, protocol="fast")
+    with pytest.raises(ValueError, match="needs uint8 images"):
+        B.train_ssl(X, y, [0, 1], X, y, protocol="usb")
+    with pytest.raises(ValueError, match="labeled must be"):
+        B.train_ssl(X, y, [0, 60], X, y, protocol=TINY)
+    with pytest.raises(ValueError, match="one entry per row"):
+        B.train_ssl(X, y[:10], [0, 1], X, y, protocol=TINY)
+
+
+@pytest.mark.skipif(not HAS_MNIST, reason="SSLKIT_DATA_DIR with mnist not available")
+def test_table1_run_on_mnist_pixels():
+    kw = dict(protocol=TINY, extractor="pixels_pca", n_pool=400, n_test=200, pca_dim=20, device="cpu")
+    a = B.table1_run("mnist", "RDSS", "FreeMatch", 20, 0, **kw)
+    b = B.table1_run("mnist", "RDSS", "FlexMatch", 20, 0, **kw)
+    assert a["n_pool"] == 400 and a["n_test"] == 200 and a["extractor"] == "pixels_pca" and a["model"] == "mlp"
+    assert a["select_seconds"] == b["select_seconds"]          # one selection, shared by both algorithms
+    assert a["test_acc"] > 20.0 and 1 <= a["labeled_classes"] <= 10
+    with pytest.raises(ValueError, match="exceeds the pool size"):
+        B.table1_run("mnist", "Random", "FreeMatch", 401, 0, **kw)
+
+
+# ------------------------------------------------------------------------------------------ Table 5
+
+
+def test_synthetic_features_and_timing_run():
+    X = B.synthetic_features(500, 16, seed=4)
+    assert X.shape == (500, 16) and X.dtype == np.float32
+    np.testing.assert_array_equal(X, B.synthetic_features(500, 16, seed=4))
+    for name in ("Random", "RDSS"):
+        out = B.table5_timing_run(name, 400, 20, 0, d=16)
+        assert out["seconds"] >= 0 and (out["n"], out["m"], out["d"]) == (400, 20, 16)
+
+
+def test_defects_fixed_gamma_degenerates_on_large_scale_features():
+    """B2: with features whose distances are >> sqrt 2, exp(-0.5 d^2) is ~0 off the diagonal, so GKHR sees no
+    density; the median bandwidth keeps the kernel informative and gives a lower alpha-MMD^2."""
+    P, y = _blobs(n=200, d=16, k=4, seed=5, scale=10.0)
+    R = np.random.default_rng(0).standard_normal(P.shape).astype(np.float32)    # a "random network"
+    Pt, yt = _blobs(n=80, d=16, k=4, seed=5, scale=10.0)
+    kw = dict(pretrained=P, random_init=R, y_pool=y, pretrained_test=Pt, y_test=yt)
+    med = B.defects_run("pretrained", "median", 16, 0, **kw)
+    fixed = B.defects_run("pretrained", "fixed", 16, 0, **kw)
+    rand = B.defects_run("random_init", "median", 16, 0, **kw)
+    assert fixed["selection_bandwidth"] == pytest.approx(math.sqrt(2))
+    assert fixed["mean_offdiag_kernel"] < 1e-6 < 0.01 < med["mean_offdiag_kernel"]
+    assert med["alpha_mmd2"] < fixed["alpha_mmd2"] and med["alpha_mmd2"] < rand["alpha_mmd2"]
+    assert med["classes_covered"] == 4 and 0 <= rand["proxy_acc"] <= 100
+    with pytest.raises(ValueError, match="features must be"):
+        B.defects_run("clip", "median", 16, 0, **kw)
+    with pytest.raises(ValueError, match="bandwidth must be"):
+        B.defects_run("pretrained", "gamma", 16, 0, **kw)
+    with pytest.raises(ValueError, match="same pool"):
+        B.defects_run("random_init", "median", 16, 0, **{**kw, "random_init": R[:10]})
+
+
+@pytest.mark.skipif("efficientnet_lite0" not in available_extractors(), reason="efficientnet-lite0 not installed")
+def test_random_init_features_shape_seed_and_errors():
+    imgs = np.random.default_rng(0).integers(0, 256, size=(2, 16, 16, 3), dtype=np.uint8)
+    a = B.random_init_features(imgs, seed=1)
+    assert a.shape == (2, 1280) and np.isfinite(a).all()
+    np.testing.assert_array_equal(a, B.random_init_features(imgs, seed=1))
+    with pytest.raises(ValueError, match="uint8"):
+        B.random_init_features(imgs.astype(np.float32))
+
+
+def test_source_label_drops_directories():
+    assert B._source_label("/x/y/data/cifar10 (lossless files, sha256 verified)") == \
+        "cifar10 (lossless files, sha256 verified)"
+    assert B._source_label("C:\\data\\mnist (idx files)") == "mnist (idx files)"
+    assert B._source_label("downloaded") == "downloaded"
