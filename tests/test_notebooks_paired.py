@@ -43,3 +43,22 @@ def test_twin_is_executed_and_error_free(md):
 def test_first_cell_installs_sslkit_in_colab(md):
     first = next(c for c in jupytext.read(md).cells if c.cell_type == "code")
     assert "google.colab" in first.source and "pip install" in first.source
+
+
+def test_every_registered_notebook_takes_scale_and_device():
+    from sslkit.experiments.notebooks import NOTEBOOKS, notebook_parameters, repo_root
+
+    for spec in NOTEBOOKS:
+        params = notebook_parameters(repo_root() / spec.path)
+        assert {"scale", "device"} <= set(params), f"{spec.path}: parameters cell lacks scale/device: {params}"
+
+
+def test_every_notebook_source_is_registered_and_in_the_toc():
+    from sslkit.experiments.notebooks import NOTEBOOKS
+
+    registered = {spec.path for spec in NOTEBOOKS}
+    toc = (ROOT / "_toc.yml").read_text()
+    for md in SOURCES:
+        rel = f"notebooks/{md.name}"
+        assert rel in registered, f"{rel} is not in sslkit.experiments.notebooks.NOTEBOOKS"
+        assert f"file: notebooks/{md.stem}\n" in toc, f"{rel} is not in _toc.yml"
