@@ -359,7 +359,6 @@ def _vat(prior, hyper, n_per_class, warmup_epochs=20):
 #: warmup_epochs: supervised epochs before Ours (Iter) estimates a* / before PL labels U -- 20 in App. C).
 #: "Sup." is the PN risk (linear risk with a = θ), which for cross-entropy is class-prior-weighted CE.
 METHODS = {"Sup.": _sup, "PNU": _pnu, "Ours (Iter)": _iter, "Ours (EC)": _ec, "PL": _pl, "VAT": _vat}
-WARMUP_METHODS = ("Ours (Iter)", "PL")
 
 
 def n_unlabeled_of(dataset: str, scale: str) -> int:
@@ -375,6 +374,35 @@ def n_val_of(dataset: str) -> int:
     return 200 if dataset == "mnist" else 60
 
 
+def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto"):
+    """Train ``algorithm`` on ``task`` with App. C's protocol and score the test set; ``(metrics, trainer)``.
+
+    The one place the tables' training protocol lives (:func:`run_one` and the appendix runs use it). Early
+    stopping watches only the epochs after an algorithm's ``warmup_epochs`` (Ours (Iter), Pseudo Label):
+    otherwise a validation peak in the first epochs ends the run before a* or the pseudo-labels were used.
+    """
+    from sslkit.engine import EarlyStopping, Trainer
+    from sslkit.seeding import seed_everything
+
+    if scale not in PROTOCOL:
+        raise ValueError(f"scale must be one of {tuple(PROTOCOL)}, got {scale!r}")
+    p = PROTOCOL[scale]
+    start = time.perf_counter()
+    seed_everything(seed)
+    model = task.make_model()
+    stopping = EarlyStopping(patience=p["patience"], min_delta=p["min_delta"],
+                             start_epoch=getattr(algorithm, "warmup_epochs", 0) or 0)
+    trainer = Trainer(model, algorithm, device=device, optimizer="adam", lr=p["lr"], weight_decay=p["weight_decay"],
+                      epochs=p["epochs"], batch_size=p["batch_size"], unlabeled_batch_size=p["unlabeled_batch_size"],
+                      early_stopping=stopping, seed=seed, progress=False, num_classes=task.num_classes)
+    trainer.fit(task.X_l, task.y_l, task.X_u, task.X_val, task.y_val)
+    metrics = {"test_acc": 100.0 * trainer.score(task.X_test, task.y_test),
+               "best_val_acc": 100.0 * float(trainer.best_val_acc_), "epochs": int(trainer.epochs_run_),
+               "best_epoch": int(trainer.best_epoch_), "seconds": round(time.perf_counter() - start, 3),
+               "n_labeled": task.labeled_counts}
+    return metrics, trainer
+
+
 def run_one(dataset: str, setting, method: str, seed: int, *, scale: str = "paper", device="auto", hyper=None,
             data_root=None, return_trainer: bool = False):
     """One run of paper A §6.2: build the task, train ``method`` with App. C's protocol, score the test set.
@@ -382,16 +410,12 @@ def run_one(dataset: str, setting, method: str, seed: int, *, scale: str = "pape
     Protocol (``scale="paper"``): Adam (lr 1e-3, weight decay 1e-4), at most 200 epochs (an epoch = one pass
     over the labeled set), labeled / unlabeled batches 64 / 256, early stopping on validation accuracy with
     patience 20 and min-delta 1e-4; the best-validation weights are tested; warm-up of Ours (Iter) and PL 20
-    epochs, during which early stopping does not watch (``EarlyStopping(start_epoch=warm-up)``): otherwise a
-    validation peak in the first epochs ends the run at epoch 21, before a* or the pseudo-labels were ever
-    used, and the method silently equals Sup. (App. C's "20-epoch warm-up ... prior to joint optimization"). ``scale="quick"``: at most 30 epochs, patience 8, warm-up 5, n_U = 1000 for images and
-    multiclass (binary tabular keeps 300).
+    epochs, which early stopping does not watch (see :func:`fit_task`; App. C's "20-epoch warm-up ... prior
+    to joint optimization"). ``scale="quick"``: at most 30 epochs, patience 8, warm-up 5, n_U = 1000 for
+    images and multiclass (binary tabular keeps 300).
 
     Returns ``{"test_acc", "best_val_acc", "epochs", "best_epoch", "seconds", "n_labeled"}`` (accuracies in %).
     """
-    from sslkit.engine import EarlyStopping, Trainer
-    from sslkit.seeding import seed_everything
-
     if scale not in PROTOCOL:
         raise ValueError(f"scale must be one of {tuple(PROTOCOL)}, got {scale!r}")
     if method not in METHODS:
@@ -400,25 +424,10 @@ def run_one(dataset: str, setting, method: str, seed: int, *, scale: str = "pape
         raise ValueError("PNU is binary only (paper A §6.2): use it on a Table 1 dataset")
     if method in ("PL", "VAT") and hyper is None:
         raise ValueError(f"{method} needs hyper= (one of {hyper_grid(dataset, method)})")
-    p = PROTOCOL[scale]
-    start = time.perf_counter()
     task = build_task(dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
                       data_root=data_root)
-    seed_everything(seed)
-    model = task.make_model()
-    algo = METHODS[method](task.prior, hyper, np.asarray(task.labeled_counts), p["warmup_epochs"])
-    # early stopping watches only the semi-supervised phase of methods with a supervised warm-up
-    warm_start = p["warmup_epochs"] if method in WARMUP_METHODS else 0
-    trainer = Trainer(model, algo, device=device, optimizer="adam", lr=p["lr"], weight_decay=p["weight_decay"],
-                      epochs=p["epochs"], batch_size=p["batch_size"], unlabeled_batch_size=p["unlabeled_batch_size"],
-                      early_stopping=EarlyStopping(patience=p["patience"], min_delta=p["min_delta"],
-                                                   start_epoch=warm_start), seed=seed,
-                      progress=False, num_classes=task.num_classes)
-    trainer.fit(task.X_l, task.y_l, task.X_u, task.X_val, task.y_val)
-    metrics = {"test_acc": 100.0 * trainer.score(task.X_test, task.y_test),
-               "best_val_acc": 100.0 * float(trainer.best_val_acc_), "epochs": int(trainer.epochs_run_),
-               "best_epoch": int(trainer.best_epoch_), "seconds": round(time.perf_counter() - start, 3),
-               "n_labeled": task.labeled_counts}
+    algo = METHODS[method](task.prior, hyper, np.asarray(task.labeled_counts), PROTOCOL[scale]["warmup_epochs"])
+    metrics, trainer = fit_task(task, algo, seed, scale=scale, device=device)
     return (metrics, trainer) if return_trainer else metrics
 
 

@@ -299,28 +299,9 @@ def _task(dataset, setting, seed, scale, data_root):
 
 
 def fit(task, algorithm, seed: int, *, scale: str = "paper", device="auto"):
-    """Train ``algorithm`` on ``task`` with App. C's protocol exactly as :func:`paper_a.run_one` does (same
-    seeding, optimiser, batches, early stopping that starts watching after an algorithm's ``warmup_epochs``);
-    returns ``(metrics, trainer)``."""
-    from sslkit.engine import EarlyStopping, Trainer
-    from sslkit.seeding import seed_everything
-
-    p = paper_a.PROTOCOL[scale]
-    seed_everything(seed)
-    model = task.make_model()
-    start = time.perf_counter()
-    trainer = Trainer(model, algorithm, device=device, optimizer="adam", lr=p["lr"], weight_decay=p["weight_decay"],
-                      epochs=p["epochs"], batch_size=p["batch_size"], unlabeled_batch_size=p["unlabeled_batch_size"],
-                      early_stopping=EarlyStopping(patience=p["patience"], min_delta=p["min_delta"],
-                                                   start_epoch=getattr(algorithm, "warmup_epochs", 0) or 0),
-                      seed=seed,
-                      progress=False, num_classes=task.num_classes)
-    trainer.fit(task.X_l, task.y_l, task.X_u, task.X_val, task.y_val)
-    metrics = {"test_acc": 100.0 * trainer.score(task.X_test, task.y_test),
-               "best_val_acc": 100.0 * float(trainer.best_val_acc_), "epochs": int(trainer.epochs_run_),
-               "best_epoch": int(trainer.best_epoch_), "seconds": round(time.perf_counter() - start, 3),
-               "n_labeled": task.labeled_counts}
-    return metrics, trainer
+    """Train ``algorithm`` on ``task`` with App. C's protocol: :func:`paper_a.fit_task` (the one place it
+    lives); returns ``(metrics, trainer)``."""
+    return paper_a.fit_task(task, algorithm, seed, scale=scale, device=device)
 
 
 def _seed_scale(seed, scale):
