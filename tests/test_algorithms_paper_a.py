@@ -261,6 +261,32 @@ def test_ours_iter_updates_a_at_the_scheduled_epochs_with_optimal_a_from_validat
     assert np.allclose(algo.a_history_[-1][1], expect, rtol=1e-5, atol=1e-7)
 
 
+def test_ours_iter_rare_class_rows_adds_the_labeled_rows_of_classes_with_under_two_validation_rows():
+    X, y = blobs([6, 8, 10], seed=0)
+    Xu, _ = blobs([30, 30, 30], seed=1)
+    Xv, yv = blobs([10, 1, 10], seed=2)            # class 1 has a single validation row
+    prior = np.array([0.3, 0.3, 0.4])
+    torch.manual_seed(0)
+    model = MLP(2, 3, hidden=(16,), dropout=0.0)
+    algo = OursIter(prior, warmup_epochs=1, n_per_class=np.bincount(y), rare_class_rows="labeled")
+    Trainer(model, algo, epochs=3, batch_size=8, unlabeled_batch_size=16, device="cpu", progress=False,
+            seed=0).fit(X, y, Xu, Xv, yv)
+    model.eval()
+    Xc = np.concatenate([Xv, X[y == 1]])           # validation rows + class 1's labeled rows
+    yc = np.concatenate([yv, y[y == 1]])
+    with torch.no_grad():
+        L = loss_matrix(model(torch.as_tensor(Xc))[0].double(), "ce").numpy()
+    expect = optimal_a(loss_covariances(L, yc, 3, shrinkage=0.5), prior, np.bincount(y), ridge=1e-4)
+    assert np.allclose(algo.a_, expect, rtol=1e-5, atol=1e-7)
+    # without the option the single row gives no covariance for class 1: a* differs (or fails)
+    with torch.no_grad():
+        Lv = loss_matrix(model(torch.as_tensor(Xv))[0].double(), "ce").numpy()
+    with pytest.raises(ValueError):
+        loss_covariances(Lv, yv, 3, shrinkage=0.5)
+    with pytest.raises(ValueError, match="rare_class_rows"):
+        OursIter(prior, rare_class_rows="validation")
+
+
 def test_ours_iter_without_validation_data_raises():
     X, y = blobs([5, 5, 5], seed=0)
     algo = OursIter([0.3, 0.3, 0.4], warmup_epochs=1, n_per_class=np.bincount(y))

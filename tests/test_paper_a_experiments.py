@@ -102,6 +102,29 @@ def test_official_test_split_vs_holdout():
     assert set(mnist.y_test.unique().tolist()) == {0, 1}
 
 
+def test_regime_class_order_is_label_encoder_order():
+    dry_bean = ("SEKER", "BARBUNYA", "BOMBAY", "CALI", "HOROZ", "SIRA", "DERMASON")  # the ARFF file's order
+    order = paper_a.regime_class_order("dry_bean", dry_bean)
+    assert [dry_bean[c] for c in order] == sorted(dry_bean)          # string labels: alphabetical
+    counts = paper_a.to_class_order("dry_bean", dry_bean, [57, 34, 21, 13, 7, 5, 3])
+    assert dict(zip(dry_bean, counts)) == {"BARBUNYA": 57, "BOMBAY": 34, "CALI": 21, "DERMASON": 13,
+                                           "HOROZ": 7, "SEKER": 5, "SIRA": 3}
+    shuttle = ("Rad Flow", "Fpv Close", "Fpv Open", "High", "Bypass", "Bpv Close", "Bpv Open")  # labels 1..7
+    assert paper_a.regime_class_order("shuttle", shuttle) == list(range(7))
+    with pytest.raises(ValueError, match="7 classes"):
+        paper_a.to_class_order("dry_bean", dry_bean, [1, 2])
+
+
+@needs_data
+def test_build_task_places_regime_counts_in_label_encoder_order():
+    task = build_task("dry_bean", "Sev. (140)", 0, n_unlabeled=100, n_val=60)
+    from sslkit.data import load_dataset
+    classes = list(load_dataset("dry_bean").classes)
+    got = dict(zip(classes, np.bincount(task.y_l.numpy(), minlength=7).tolist()))
+    assert got["BARBUNYA"] == 57 and got["SIRA"] == 3 and sum(got.values()) == 140
+    assert build_task("dry_bean", "Bal. (70)", 0, n_unlabeled=100, n_val=60).labeled_counts == [10] * 7
+
+
 def test_paper_dicts_complete():
     assert set(PAPER_TABLE1) == {(d, s) for d in TABLE1_DATASETS for s in TABLE1_SETTINGS}
     assert len(PAPER_TABLE2) == 4 * 7

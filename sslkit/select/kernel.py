@@ -142,8 +142,19 @@ def _row(Z: torch.Tensor, z_partner: torch.Tensor) -> torch.Tensor:
     return torch.mv(Z, z_partner).clamp_(max=0.0).exp_()
 
 
+def _tile_sums(T: torch.Tensor, dim: int) -> torch.Tensor:
+    """Row (``dim=1``) or column (``dim=0``) sums of one float tile as float64.
+
+    A matrix-vector product with a ones vector (BLAS, in the tile's dtype: a float32 tile sum of at most
+    ``block`` terms in (0, 1] has relative error ~1e-7) is ~25x faster on a CPU than ``T.sum(dtype=float64)``,
+    which converts every element; the tiles are then accumulated in float64.
+    """
+    ones = torch.ones(T.shape[dim], dtype=T.dtype, device=T.device)
+    return (T @ ones if dim == 1 else ones @ T).to(torch.float64)
+
+
 def _symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
-    """``sum_j k(x_i, x_j)`` (diagonal included) by upper-triangular tiles, in float64.
+    """``sum_j k(x_i, x_j)`` (diagonal included) by upper-triangular tiles, accumulated in float64.
 
     Each off-diagonal tile is computed once and used twice (its row sums and its column sums), which
     halves the work of the dense ``n x n`` computation; memory is one ``block x block`` tile.
@@ -154,19 +165,18 @@ def _symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
         Zi = Z[i:i + block_size]
         for j in range(i, n, block_size):
             T = _tile(Zi, Z[j:j + block_size])
-            sums[i:i + block_size] += T.sum(dim=1, dtype=torch.float64)
+            sums[i:i + block_size] += _tile_sums(T, 1)
             if j != i:
-                sums[j:j + block_size] += T.sum(dim=0, dtype=torch.float64)
+                sums[j:j + block_size] += _tile_sums(T, 0)
     return sums
 
 
 def _cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch.Tensor:
-    """``sum_j k(a_i, b_j)`` for every row of ``Za`` (float64), by tiles of ``block x block``."""
+    """``sum_j k(a_i, b_j)`` for every row of ``Za`` (accumulated in float64), by tiles of ``block x block``."""
     sums = torch.zeros(Za.shape[0], dtype=torch.float64, device=Za.device)
     for i in range(0, Za.shape[0], block_size):
         for j in range(0, Zb.shape[0], block_size):
-            sums[i:i + block_size] += _tile(Za[i:i + block_size], Zb[j:j + block_size]).sum(
-                dim=1, dtype=torch.float64)
+            sums[i:i + block_size] += _tile_sums(_tile(Za[i:i + block_size], Zb[j:j + block_size]), 1)
     return sums
 
 
