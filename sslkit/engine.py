@@ -96,11 +96,14 @@ class EarlyStopping:
     ``start_epoch``: epochs up to and including it are not monitored (no best weights, no patience), e.g.
     the supervised warm-up of paper A's Ours (Iter) and Pseudo Label, so that early stopping cannot end a
     run before its semi-supervised phase has begun; monitoring starts at epoch ``start_epoch + 1``.
+    ``watch_warmup=True``: those epochs still compete for the best weights (model selection over the whole
+    run), but only later epochs count toward ``patience``.
     """
 
     patience: int = 20
     min_delta: float = 1e-4
     start_epoch: int = 0
+    watch_warmup: bool = False
 
     def __post_init__(self):
         self.patience = check_count(self.patience, "patience", allow_zero=False)
@@ -109,6 +112,9 @@ class EarlyStopping:
                 or not math.isfinite(self.min_delta) or self.min_delta < 0:
             raise ValueError(f"min_delta must be a finite number >= 0, got {self.min_delta!r}")
         self.min_delta = float(self.min_delta)
+        if not isinstance(self.watch_warmup, (bool, np.bool_)):
+            raise TypeError(f"watch_warmup must be True or False, got {self.watch_warmup!r}")
+        self.watch_warmup = bool(self.watch_warmup)
 
     def is_improvement(self, value: float, best: float) -> bool:
         """True when ``value`` beats ``best`` by more than ``min_delta``."""
@@ -412,13 +418,14 @@ class Trainer:
                 self.timings_["eval"] += time.perf_counter() - t_eval
                 record["val_acc"] = val_acc
                 es = self.early_stopping or EarlyStopping(patience=1, min_delta=0.0)
-                if self.epoch <= es.start_epoch:
+                warmup = self.epoch <= es.start_epoch
+                if warmup and not es.watch_warmup:
                     pass  # not monitored yet (warm-up)
                 elif self.best_val_acc_ is None or es.is_improvement(val_acc, self.best_val_acc_):
                     self.best_val_acc_, self.best_epoch_, wait = val_acc, self.epoch, 0
                     if self.early_stopping is not None:
                         best_state = self._snapshot()
-                else:
+                elif not warmup:
                     wait += 1
             record["lr"] = self.optimizer_.param_groups[0]["lr"]
             record["seconds"] = time.perf_counter() - t_epoch

@@ -234,17 +234,34 @@ def test_nn_correction_without_violation_and_when_off_is_the_plain_risk():
 
 # ------------------------------------------------------------------------- OursIter (Algorithm 1)
 
-def test_ours_iter_updates_a_at_the_scheduled_epochs_with_optimal_a_from_validation_losses():
+ITER_PRIOR = np.array([0.3, 0.3, 0.4])
+
+
+def _fit_ours_iter(epochs, val_counts=(10, 10, 10), **options):
+    """OursIter trained on three blobs; returns (trainer, model, algo, data dict)."""
     X, y = blobs([6, 8, 10], seed=0)
     Xu, _ = blobs([30, 30, 30], seed=1)
-    Xv, yv = blobs([10, 10, 10], seed=2)
-    prior = np.array([0.3, 0.3, 0.4])
+    Xv, yv = blobs(list(val_counts), seed=2)
     torch.manual_seed(0)
     model = MLP(2, 3, hidden=(16,), dropout=0.0)
-    algo = OursIter(prior, warmup_epochs=3, update_every=2, n_per_class=np.bincount(y))
-    assert [e for e in range(1, 12) if algo.is_update_epoch(e)] == [3, 5, 7, 9, 11]
-    tr = Trainer(model, algo, epochs=7, batch_size=8, unlabeled_batch_size=16, device="cpu", progress=False, seed=0)
+    algo = OursIter(ITER_PRIOR, n_per_class=np.bincount(y), **options)
+    tr = Trainer(model, algo, epochs=epochs, batch_size=8, unlabeled_batch_size=16, device="cpu", progress=False,
+                 seed=0)
     tr.fit(X, y, Xu, Xv, yv)
+    model.eval()
+    return tr, model, algo, {"X": X, "y": y, "Xu": Xu, "Xv": Xv, "yv": yv}
+
+
+def _ce_losses(model, X):
+    with torch.no_grad():
+        return loss_matrix(model(torch.as_tensor(X))[0].double(), "ce").numpy()
+
+
+def test_ours_iter_updates_a_at_the_scheduled_epochs_with_optimal_a_from_validation_losses():
+    prior = ITER_PRIOR
+    assert [e for e in range(1, 12) if OursIter(prior, warmup_epochs=3, update_every=2).is_update_epoch(e)] \
+        == [3, 5, 7, 9, 11]
+    tr, model, algo, d = _fit_ours_iter(7, warmup_epochs=3, update_every=2)
     assert [e for e, _ in algo.a_history_] == [0, 3, 5, 7]
     assert np.allclose(algo.a_history_[0][1], prior)
     hist_a = [np.array([r[f"a_{j}"] for j in range(3)]) for r in tr.history_]
@@ -252,39 +269,38 @@ def test_ours_iter_updates_a_at_the_scheduled_epochs_with_optimal_a_from_validat
     assert np.allclose(hist_a[3], algo.a_history_[1][1]) and np.allclose(hist_a[5], algo.a_history_[2][1])
     assert "delta_0" not in tr.history_[0] and "delta_0" in tr.history_[3]  # U batch used only after warm-up
     # the last update (after epoch 7) used the final model: recompute a* by hand
-    model.eval()
-    with torch.no_grad():
-        L = loss_matrix(model(torch.as_tensor(Xv))[0].double(), "ce").numpy()
-    C = loss_covariances(L, yv, 3, shrinkage=0.5)
-    expect = optimal_a(C, prior, np.bincount(y), ridge=1e-4)
+    C = loss_covariances(_ce_losses(model, d["Xv"]), d["yv"], 3, shrinkage=0.5)
+    expect = optimal_a(C, prior, np.bincount(d["y"]), ridge=1e-4)
     assert np.allclose(algo.a_, expect, rtol=1e-5, atol=1e-7)
     assert np.allclose(algo.a_history_[-1][1], expect, rtol=1e-5, atol=1e-7)
 
 
 def test_ours_iter_rare_class_rows_adds_the_labeled_rows_of_classes_with_under_two_validation_rows():
-    X, y = blobs([6, 8, 10], seed=0)
-    Xu, _ = blobs([30, 30, 30], seed=1)
-    Xv, yv = blobs([10, 1, 10], seed=2)            # class 1 has a single validation row
-    prior = np.array([0.3, 0.3, 0.4])
-    torch.manual_seed(0)
-    model = MLP(2, 3, hidden=(16,), dropout=0.0)
-    algo = OursIter(prior, warmup_epochs=1, n_per_class=np.bincount(y), rare_class_rows="labeled")
-    Trainer(model, algo, epochs=3, batch_size=8, unlabeled_batch_size=16, device="cpu", progress=False,
-            seed=0).fit(X, y, Xu, Xv, yv)
-    model.eval()
-    Xc = np.concatenate([Xv, X[y == 1]])           # validation rows + class 1's labeled rows
-    yc = np.concatenate([yv, y[y == 1]])
-    with torch.no_grad():
-        L = loss_matrix(model(torch.as_tensor(Xc))[0].double(), "ce").numpy()
-    expect = optimal_a(loss_covariances(L, yc, 3, shrinkage=0.5), prior, np.bincount(y), ridge=1e-4)
+    # class 1 has a single validation row
+    _, model, algo, d = _fit_ours_iter(3, val_counts=(10, 1, 10), warmup_epochs=1, rare_class_rows="labeled")
+    X, y = d["X"], d["y"]
+    Xc = np.concatenate([d["Xv"], X[y == 1]])      # validation rows + class 1's labeled rows
+    yc = np.concatenate([d["yv"], y[y == 1]])
+    expect = optimal_a(loss_covariances(_ce_losses(model, Xc), yc, 3, shrinkage=0.5), ITER_PRIOR, np.bincount(y),
+                       ridge=1e-4)
     assert np.allclose(algo.a_, expect, rtol=1e-5, atol=1e-7)
-    # without the option the single row gives no covariance for class 1: a* differs (or fails)
-    with torch.no_grad():
-        Lv = loss_matrix(model(torch.as_tensor(Xv))[0].double(), "ce").numpy()
+    # without the option the single row gives class 1 no covariance
     with pytest.raises(ValueError):
-        loss_covariances(Lv, yv, 3, shrinkage=0.5)
+        loss_covariances(_ce_losses(model, d["Xv"]), d["yv"], 3, shrinkage=0.5)
     with pytest.raises(ValueError, match="rare_class_rows"):
-        OursIter(prior, rare_class_rows="validation")
+        OursIter(ITER_PRIOR, rare_class_rows="validation")
+
+
+def test_ours_iter_finite_unlabeled_minimises_the_variance_at_the_actual_n_u():
+    _, model, algo, d = _fit_ours_iter(3, warmup_epochs=1, finite_unlabeled=True)
+    C = loss_covariances(_ce_losses(model, d["Xv"]), d["yv"], 3, shrinkage=0.5)
+    n = np.bincount(d["y"])
+    expect = optimal_a(C, ITER_PRIOR, n, ridge=1e-4, n_unlabeled=90,
+                       unlabeled_covariance=np.cov(_ce_losses(model, d["Xu"]).T))
+    assert np.allclose(algo.a_, expect, rtol=1e-5, atol=1e-7)
+    assert not np.allclose(expect, optimal_a(C, ITER_PRIOR, n, ridge=1e-4), atol=1e-4)  # n_U matters
+    with pytest.raises(TypeError, match="finite_unlabeled"):
+        OursIter(ITER_PRIOR, finite_unlabeled=1)
 
 
 def test_ours_iter_without_validation_data_raises():

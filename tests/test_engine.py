@@ -597,3 +597,10 @@ def test_early_stopping_does_not_monitor_the_warm_up_epochs():
     assert tr.best_epoch_ == 11 and tr.epochs_run_ == 14
     with pytest.raises(ValueError, match="start_epoch"):
         EarlyStopping(start_epoch=-1)
+    # watch_warmup: the warm-up epochs compete for the best weights; patience still counts after them only
+    tr = Trainer(TinyNet(), Supervised(), epochs=50, lr=1e-9, progress=False,
+                 early_stopping=EarlyStopping(patience=3, min_delta=0.5, start_epoch=10, watch_warmup=True))
+    tr.fit(X, y, X_val=X, y_val=y)
+    assert tr.best_epoch_ == 1 and tr.epochs_run_ == 13
+    with pytest.raises(TypeError, match="watch_warmup"):
+        EarlyStopping(watch_warmup="yes")

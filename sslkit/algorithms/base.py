@@ -139,6 +139,19 @@ def logits_of(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def eval_logits(model: nn.Module, X: torch.Tensor, chunk: int = 1024) -> torch.Tensor:
+    """Logits of ``model`` on ``X`` in eval mode (dropout off, BatchNorm running statistics) without
+    gradients, in chunks of ``chunk`` rows, as float32 on ``X``'s device; each module's mode is restored."""
+    flags = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        with torch.no_grad():
+            return torch.cat([logits_of(model, X[i:i + chunk]).float() for i in range(0, X.shape[0], chunk)])
+    finally:
+        for m, flag in flags:
+            m.training = flag
+
+
 @contextlib.contextmanager
 def frozen_bn(model: nn.Module):
     """Context manager: BatchNorm layers of ``model`` do not update their running statistics.

@@ -60,7 +60,7 @@ import numbers
 import numpy as np
 import torch
 
-from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, logits_of
+from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, eval_logits, logits_of
 from sslkit.risk import (
     equal_covariance_a,
     linear_risk,
@@ -350,17 +350,27 @@ class OursIter(LinearRiskAlgorithm):
     validation rows has its covariance C_m estimated from its validation rows plus its labeled training rows
     (``trainer.data_["X_l"], ["y_l"]``). Without it, such a class has no sample covariance; paper A's Shuttle
     rows need it (4 of its 7 classes have priors below 0.5 %, so 60 random validation rows rarely hold them).
+
+    ``finite_unlabeled=True`` (not in the paper, off by default): a* minimises the variance at the actual
+    ``n_U`` (Thm 2 plus the unlabeled term ``(1/n_U) vᵀ C_U v``, ``v = 1 - a/θ``; see
+    :func:`sslkit.risk.optimal_a`) with ``C_U`` the covariance of the current model's loss vector over the
+    unlabeled training set ``trainer.data_["X_u"]`` (no labels needed). The paper's a* takes ``n_U → ∞``.
     """
 
     name = "ours_iter"
 
     def __init__(self, prior, *, update_every=1, warmup_epochs=20, shrinkage=0.5, ridge=1e-4, nonnegative=True,
-                 loss="ce", nn_rule="per_term", gamma=1.0, n_per_class=None, rare_class_rows=None):
+                 loss="ce", nn_rule="per_term", gamma=1.0, n_per_class=None, rare_class_rows=None,
+                 finite_unlabeled=False):
         super().__init__(prior, None, nonnegative=nonnegative, loss=loss, nn_rule=nn_rule, gamma=gamma,
                          n_per_class=n_per_class)
         if rare_class_rows not in (None, "labeled"):
             raise ValueError(f"rare_class_rows must be None or 'labeled', got {rare_class_rows!r}")
         self.rare_class_rows = rare_class_rows
+        if not isinstance(finite_unlabeled, (bool, np.bool_)):
+            raise TypeError(f"finite_unlabeled must be True or False, got {finite_unlabeled!r}")
+        self.finite_unlabeled = bool(finite_unlabeled)
+        self._unlabeled = None
         for v, name, zero in ((update_every, "update_every", False), (warmup_epochs, "warmup_epochs", True)):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < (0 if zero else 1):
                 raise ValueError(f"{name} must be an integer >= {0 if zero else 1}, got {v!r}")
@@ -388,20 +398,23 @@ class OursIter(LinearRiskAlgorithm):
         return ("OursIter re-estimates a* on validation data (paper A Algorithm 1): pass X_val and y_val "
                 "to Trainer.fit (or use OursEC, which needs none)")
 
+    def _eval_losses(self, model, X) -> np.ndarray:
+        """(n, k) float64 losses of ``model`` (eval mode, no gradient) at every label."""
+        return self._loss_matrix(eval_logits(model, X)).double().cpu().numpy()
+
     def estimate_a(self, model, X_val, y_val) -> np.ndarray:
-        """a* (Thm 3) from ``model``'s losses on ``(X_val, y_val)`` with the App. C shrinkage and ridge."""
-        flags = [(m, m.training) for m in model.modules()]
-        model.eval()
-        try:
-            with torch.no_grad():
-                chunks = [logits_of(model, X_val[i:i + 1024]).float() for i in range(0, X_val.shape[0], 1024)]
-        finally:
-            for m, flag in flags:
-                m.training = flag
-        L = self._loss_matrix(torch.cat(chunks)).double().cpu().numpy()
+        """a* (Thm 3) from ``model``'s losses on ``(X_val, y_val)`` with the App. C shrinkage and ridge
+        (with ``finite_unlabeled``, at the actual n_U with C_U from the unlabeled set)."""
+        L = self._eval_losses(model, X_val)
         y = torch.as_tensor(y_val).cpu().numpy()
         C = loss_covariances(L, y, self.k, shrinkage=self.shrinkage)
-        return np.asarray(optimal_a(C, self.prior, self.n_per_class_, ridge=self.ridge), dtype=np.float64)
+        kw = {}
+        if self.finite_unlabeled:
+            if self._unlabeled is None:
+                raise ValueError("finite_unlabeled=True needs the unlabeled set: train with Trainer.fit(..., X_u, ...)")
+            LU = self._eval_losses(model, self._unlabeled)
+            kw = {"n_unlabeled": LU.shape[0], "unlabeled_covariance": np.cov(LU.T, ddof=1)}
+        return np.asarray(optimal_a(C, self.prior, self.n_per_class_, ridge=self.ridge, **kw), dtype=np.float64)
 
     def _hook(self, trainer) -> None:
         data = trainer.data_
@@ -410,6 +423,7 @@ class OursIter(LinearRiskAlgorithm):
         if trainer.history_:
             trainer.history_[-1].update({f"a_{j}": float(v) for j, v in enumerate(self.a_)})
         if self.is_update_epoch(trainer.epoch):
+            self._unlabeled = data.get("X_u")
             X_val, y_val = data["X_val"], data["y_val"]
             if self.rare_class_rows == "labeled":
                 X_val, y_val = self._with_rare_labeled(X_val, y_val, data["X_l"], data["y_l"])

@@ -393,12 +393,14 @@ def n_val_of(dataset: str) -> int:
     return 200 if dataset == "mnist" else 60
 
 
-def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto"):
+def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto", watch_warmup: bool = False):
     """Train ``algorithm`` on ``task`` with App. C's protocol and score the test set; ``(metrics, trainer)``.
 
     The one place the tables' training protocol lives (:func:`run_one` and the appendix runs use it). Early
     stopping watches only the epochs after an algorithm's ``warmup_epochs`` (Ours (Iter), Pseudo Label):
     otherwise a validation peak in the first epochs ends the run before a* or the pseudo-labels were used.
+    ``watch_warmup=True`` lets the warm-up epochs compete for the best checkpoint too (patience still counts
+    after them only; :class:`sslkit.engine.EarlyStopping`); the tables use False.
     """
     from sslkit.engine import EarlyStopping, Trainer
     from sslkit.seeding import seed_everything
@@ -410,7 +412,7 @@ def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto")
     seed_everything(seed)
     model = task.make_model()
     stopping = EarlyStopping(patience=p["patience"], min_delta=p["min_delta"],
-                             start_epoch=getattr(algorithm, "warmup_epochs", 0) or 0)
+                             start_epoch=getattr(algorithm, "warmup_epochs", 0) or 0, watch_warmup=watch_warmup)
     trainer = Trainer(model, algorithm, device=device, optimizer="adam", lr=p["lr"], weight_decay=p["weight_decay"],
                       epochs=p["epochs"], batch_size=p["batch_size"], unlabeled_batch_size=p["unlabeled_batch_size"],
                       early_stopping=stopping, seed=seed, progress=False, num_classes=task.num_classes)
@@ -448,6 +450,36 @@ def run_one(dataset: str, setting, method: str, seed: int, *, scale: str = "pape
     algo = METHODS[method](task.prior, hyper, np.asarray(task.labeled_counts), PROTOCOL[scale]["warmup_epochs"])
     metrics, trainer = fit_task(task, algo, seed, scale=scale, device=device)
     return (metrics, trainer) if return_trainer else metrics
+
+
+#: Diagnosis of Ours (Iter) where it trails Sup. (notebook a_table1): Algorithm 1 as in the tables, then one
+#: change at a time (OursIter options, or model selection that may keep a warm-up checkpoint).
+ITER_VARIANTS = {
+    "Algorithm 1 (as in the tables)": {},
+    "nn rule: kiryo": {"nn_rule": "kiryo"},
+    "nn rule: clip": {"nn_rule": "clip"},
+    "nn correction off": {"nonnegative": False},
+    "a* at the actual n_U": {"finite_unlabeled": True},
+    "best checkpoint may be a warm-up one": {"watch_warmup": True},
+}
+
+
+def run_iter_variant(dataset: str, setting, variant: str, seed: int, *, scale: str = "paper", device="auto",
+                     data_root=None) -> dict:
+    """One run of Ours (Iter) under a variant of :data:`ITER_VARIANTS` (same task and protocol as
+    :func:`run_one`); the metrics dict of :func:`fit_task` plus ``a_final`` (the last a)."""
+    from sslkit.algorithms.risk_rewrite import OursIter
+
+    if variant not in ITER_VARIANTS:
+        raise ValueError(f"variant must be one of {tuple(ITER_VARIANTS)}, got {variant!r}")
+    options = dict(ITER_VARIANTS[variant])
+    watch = options.pop("watch_warmup", False)
+    task = build_task(dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
+                      data_root=data_root)
+    algo = OursIter(task.prior, n_per_class=np.asarray(task.labeled_counts), rare_class_rows="labeled",
+                    warmup_epochs=PROTOCOL[scale]["warmup_epochs"], **options)
+    metrics, _ = fit_task(task, algo, seed, scale=scale, device=device, watch_warmup=watch)
+    return {**metrics, "a_final": [float(v) for v in algo.a_]}
 
 
 def grid_of(datasets, settings=None, methods=None, *, hyper=True) -> list:

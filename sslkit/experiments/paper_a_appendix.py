@@ -228,19 +228,10 @@ def cov_rel_fro(covariances, classes=None) -> float:
 
 def _eval_losses(model, X: torch.Tensor, device) -> torch.Tensor:
     """(n, k) cross-entropy loss matrix ``l(g(x), j)`` of ``model`` in eval mode (chunks of 1024)."""
-    from sslkit.algorithms.base import logits_of
+    from sslkit.algorithms.base import eval_logits
     from sslkit.risk import loss_matrix
 
-    flags = [(m, m.training) for m in model.modules()]
-    model.eval()
-    try:
-        with torch.no_grad():
-            logits = torch.cat([logits_of(model, X[i:i + 1024].to(device)).float().cpu()
-                                for i in range(0, X.shape[0], 1024)])
-    finally:
-        for m, flag in flags:
-            m.training = flag
-    return loss_matrix(logits.double(), "ce")
+    return loss_matrix(eval_logits(model, X.to(device)).cpu().double(), "ce")
 
 
 def loss_covariance_diagnostic(model, X, y, num_classes: int, device="cpu") -> dict:
