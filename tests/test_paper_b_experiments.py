@@ -144,16 +144,17 @@ def test_table4_proxy_run_digits():
         pb.table4_proxy_run("1", 30, 0, dataset="cifar")
 
 
-def test_ssl_train_eval_smoke():
+def test_wrn_ssl_training_smoke():
+    """The paper's protocol path (WRN-28-2 on uint8 images), one step: what table4_ssl_run(protocol="usb")
+    and Table 1 run on a GPU."""
+    from sslkit.experiments.paper_b_ssl import USB_PROTOCOL, train_ssl
+
     rng = np.random.default_rng(0)
     X = rng.integers(0, 256, size=(12, 16, 16, 3), dtype=np.uint8)
     y = np.arange(12) % 3
     torch.set_num_threads(1)
-    out = pb.ssl_train_eval(X, y, [0, 1, 2], X[:6], y[:6], algorithm="freematch", epochs=1, iterations_per_epoch=1,
-                            batch_size=3, uratio=1, device="cpu")
-    assert set(out) == {"test_acc", "labeled_classes", "train_seconds"} and out["labeled_classes"] == 3
-    assert 0 <= out["test_acc"] <= 100
-    with pytest.raises(ValueError, match="algorithm must be"):
-        pb.ssl_train_eval(X, y, [0], X, y, algorithm="fixmatch")
-    with pytest.raises(ValueError, match="only dataset='cifar10'"):
-        pb.table4_ssl_run("1", 40, 0, dataset="svhn")
+    tiny = {**USB_PROTOCOL, "epochs": 1, "iterations_per_epoch": 1, "batch_size": 3, "uratio": 1}
+    out = train_ssl(X, y, [0, 1, 2], X[:6], y[:6], algorithm="FreeMatch", protocol=tiny, device="cpu")
+    assert out["labeled_classes"] == 3 and out["steps"] == 1 and 0 <= out["test_acc"] <= 100
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        pb.table4_ssl_run("1", 40, 0, protocol="fast")

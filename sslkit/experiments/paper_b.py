@@ -10,8 +10,8 @@ function returns a flat dict of metrics, so it can be handed to :func:`sslkit.ex
 * Figure 3 (App. D.3): :func:`figure3_data`, :func:`figure3_run`, :func:`selection_metrics`.
 * Table 4 (§7.4): :data:`PAPER_TABLE4`, :func:`table4_alpha`, :func:`table4_proxy_run` (CPU: alpha-MMD^2,
   MMD^2, average similarity of the GKHR selection on real features and a *supervised proxy* accuracy,
-  not the paper's metric) and :func:`table4_ssl_run` (the paper's protocol: GKHR on image features, then
-  FreeMatch or FlexMatch on WRN-28-2; GPU recommended).
+  not the paper's metric) and :func:`table4_ssl_run` (GKHR on image features, then FreeMatch: the paper's
+  WRN-28-2 protocol, GPU, or the CPU stand-in on frozen features).
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ __all__ = [
     "table4_in_interval",
     "table4_proxy_run",
     "table4_ssl_run",
-    "ssl_train_eval",
 ]
 
 # --------------------------------------------------------------------------------------------------
@@ -318,81 +317,45 @@ def table4_proxy_run(alpha: str, m: int, seed: int, *, dataset: str = "digits", 
     return met
 
 
-def ssl_train_eval(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "freematch", epochs: int = 1024,
-                   iterations_per_epoch: int = 1024, batch_size: int = 64, uratio: int = 7, device="auto",
-                   seed: int = 0, progress: bool = False) -> dict:
-    """Paper B §7.1's training: ``algorithm`` ("freematch" or "flexmatch") on WRN-28-2 with the labeled
-    rows ``labeled`` of ``X_train`` and *all* of ``X_train`` as unlabeled data (USB's classic-CV setup).
+def table4_ssl_run(alpha: str, m: int, seed: int, *, protocol: str = "usb", dataset: str = "cifar10",
+                   extractor: str = "pixels_pca", pca_dim: int = 100, variant: str = "auto", algorithm="FreeMatch",
+                   n_pool=None, n_test=None, epochs=None, iterations_per_epoch=None, device="auto",
+                   data_root=None) -> dict:
+    """Table 4 with an SSL learner: GKHR selects ``m`` training images of ``dataset`` with the row's alpha on
+    ``extractor`` features, then FreeMatch (the paper's Table 4 learner) trains and is tested.
 
-    Images are uint8 ``(N, H, W, 3)``; they are scaled to [0, 1] and normalised with the training set's
-    per-channel mean / std. SGD (lr 0.03, momentum 0.9, Nesterov, weight decay 5e-4, cosine schedule),
-    labeled batch 64, unlabeled batch ``uratio * 64`` (USB: 7), EMA 0.999. The paper trains for
-    ``2^20`` iterations (= the defaults 1024 x 1024); pass fewer for a smoke run. Returns the test
-    accuracy (%) of the EMA model, the number of labeled classes and the seconds.
+    ``protocol``: ``"usb"`` = the paper's (WRN-28-2 on the images, 2^20 iterations; a GPU job) or ``"head"`` =
+    the CPU stand-in of Table 1 (an MLP on the frozen features; :data:`sslkit.experiments.paper_b_ssl.
+    HEAD_PROTOCOL`); ``epochs`` / ``iterations_per_epoch`` override the protocol's. Data and features come from
+    :func:`sslkit.experiments.paper_b_ssl.table1_data` (``variant``: the CIFAR-10 copy, e.g. "lossless" = the
+    exact 4000/1000 subset; ``n_pool`` / ``n_test``: the first rows only). The paper selects on CLIP ViT-B/32 features, which cannot be loaded offline here:
+    the default is the first ``pca_dim`` principal components of the pixels (a documented stand-in;
+    ``extractor="efficientnet_lite0"`` is pretrained). Returns the selection's metrics (as
+    :func:`selection_metrics`) together with the SSL test accuracy.
     """
-    import torch
-
-    from sslkit.algorithms import FlexMatch, FreeMatch
-    from sslkit.data import images_to_tensor
-    from sslkit.engine import Trainer
-    from sslkit.models import wrn28_2
-    from sslkit.seeding import seed_everything
-
-    if algorithm not in ("freematch", "flexmatch"):
-        raise ValueError(f"algorithm must be 'freematch' or 'flexmatch', got {algorithm!r}")
-    seed = check_seed(seed)
-    labeled = np.asarray(labeled, dtype=np.int64)
-    X_train, X_test = np.asarray(X_train), np.asarray(X_test)
-    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
-    num_classes = int(max(y_train.max(), y_test.max())) + 1
-    x01 = X_train.reshape(-1, X_train.shape[-1]).astype(np.float64) / 255.0
-    mean, std = x01.mean(axis=0), x01.std(axis=0)
-    Xt = images_to_tensor(X_train, mean=mean, std=std)
-    Xs = images_to_tensor(X_test, mean=mean, std=std)
-    algo = (FreeMatch(mean=mean, std=std) if algorithm == "freematch"
-            else FlexMatch(num_unlabeled=Xt.shape[0], mean=mean, std=std))
-    seed_everything(seed)
-    model = wrn28_2(num_classes)
-    start = time.perf_counter()
-    trainer = Trainer(model, algo, device=device, optimizer="sgd", lr=0.03, weight_decay=5e-4, momentum=0.9,
-                      nesterov=True, schedule="cosine", epochs=epochs, iterations_per_epoch=iterations_per_epoch,
-                      batch_size=batch_size, unlabeled_batch_size=uratio * batch_size, ema_decay=0.999, seed=seed,
-                      progress=progress, num_classes=num_classes)
-    trainer.fit(Xt[torch.as_tensor(labeled)], torch.as_tensor(y_train[labeled]), Xt)
-    return {"test_acc": 100.0 * float(trainer.score(Xs, torch.as_tensor(y_test))),
-            "labeled_classes": int(np.unique(y_train[labeled]).size),
-            "train_seconds": round(time.perf_counter() - start, 3)}
-
-
-def table4_ssl_run(alpha: str, m: int, seed: int, *, dataset: str = "cifar10", algorithm: str = "freematch",
-                   pca_dim: int = 100, epochs: int = 1024, iterations_per_epoch: int = 1024, device="auto",
-                   data_root=None, variant: str = "auto") -> dict:
-    """Table 4 with the paper's protocol (GPU recommended): GKHR selects ``m`` CIFAR-10 training images with
-    the row's alpha, then :func:`ssl_train_eval` trains FreeMatch (the paper's Table 4) on WRN-28-2.
-
-    Features: the paper selects on CLIP ViT-B/32 features; CLIP weights cannot be loaded offline here, so
-    this path selects on the first ``pca_dim`` principal components of the raw pixels (a documented
-    stand-in; pass another extractor's features through :func:`sslkit.select.GKHR` yourself to change it).
-    ``variant`` is the CIFAR-10 copy (:func:`sslkit.data.load_dataset`). Returns the selection's metrics
-    (as :func:`selection_metrics`) together with the SSL test accuracy.
-    """
-    from sklearn.decomposition import PCA
-
-    from sslkit.data import load_dataset
+    from sslkit.experiments.paper_b_ssl import PROTOCOLS, table1_data, train_ssl
     from sslkit.select import GKHR, median_bandwidth
 
     seed = check_seed(seed)
-    if dataset != "cifar10":
-        raise ValueError(f"only dataset='cifar10' is wired (the CIFAR-100 columns need its data), got {dataset!r}")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {tuple(PROTOCOLS)}, got {protocol!r}")
+    p = dict(PROTOCOLS[protocol])
+    for key, value in (("epochs", epochs), ("iterations_per_epoch", iterations_per_epoch)):
+        if value is not None:
+            p[key] = check_count(value, key, allow_zero=False)
     a = table4_alpha(alpha, m)
-    ds = load_dataset("cifar10", root=data_root, variant=variant)
-    flat = ds.X.reshape(ds.X.shape[0], -1).astype(np.float32) / 255.0
-    feats = PCA(n_components=pca_dim, random_state=0).fit_transform(flat).astype(np.float32)
-    bandwidth = median_bandwidth(feats, seed=seed, device=device)
-    sel = GKHR(m, alpha=a, bandwidth=bandwidth, device=device).fit(feats)
-    met = selection_metrics(feats, sel.indices_, alpha=a, bandwidth=bandwidth, mu=sel.mu_, labels=ds.y,
-                            device=device)
-    met.update(ssl_train_eval(ds.X, ds.y, sel.indices_, ds.X_test, ds.y_test, algorithm=algorithm, epochs=epochs,
-                              iterations_per_epoch=iterations_per_epoch, device=device, seed=seed))
-    met.update(alpha_value=a, features=f"pixels PCA-{pca_dim}", data=ds.source)
+    Xp, yp, Xs, ys, Fp, info = table1_data(dataset, extractor=extractor, variant=variant, pca_dim=pca_dim,
+                                           n_pool=n_pool, n_test=n_test, data_root=data_root, device="cpu")
+    if m > len(Fp):
+        raise ValueError(f"m = {m} exceeds the pool size {len(Fp)}")
+    bandwidth = median_bandwidth(Fp, seed=seed)
+    sel = GKHR(m, alpha=a, bandwidth=bandwidth).fit(Fp)
+    met = selection_metrics(Fp, sel.indices_, alpha=a, bandwidth=bandwidth, mu=sel.mu_, labels=yp)
+    train, test = (Fp, info["F_test"]) if p["model"] == "mlp" else (Xp, Xs)
+    met.update(train_ssl(train, yp, sel.indices_, test, ys, algorithm=algorithm, protocol=p,
+                         num_classes=info["num_classes"], device=device, seed=seed))
+    met.update(alpha_value=a, features=extractor if extractor != "pixels_pca" else f"pixels PCA-{pca_dim}",
+               data=info["data"], protocol=protocol, n_pool=info["n_pool"], n_test=info["n_test"])
     return met
+
+
