@@ -125,6 +125,22 @@ def test_build_task_places_regime_counts_in_label_encoder_order():
     assert build_task("dry_bean", "Bal. (70)", 0, n_unlabeled=100, n_val=60).labeled_counts == [10] * 7
 
 
+def test_run_order_variant_errors():
+    with pytest.raises(ValueError, match="order must be one of"):
+        paper_a.run_order_variant("dry_bean", "Sev. (140)", "random", 0)
+    with pytest.raises(ValueError, match="Table 2 dataset"):
+        paper_a.run_order_variant("adult", "(15,45)", paper_a.REGIME_ORDERS[0], 0)
+
+
+@needs_data
+def test_run_order_variant_places_the_counts():
+    file_order = paper_a.run_order_variant("dry_bean", "Sev. (140)", "data file", 0, scale="quick", device="cpu")
+    assert file_order["counts"] == [57, 34, 21, 13, 7, 5, 3]
+    frequent = paper_a.run_order_variant("dry_bean", "Sev. (140)", "most frequent first", 0, scale="quick",
+                                         device="cpu")
+    assert frequent["counts"][6] == 57 and frequent["counts"][2] == 3      # DERMASON most, BOMBAY least frequent
+
+
 def test_paper_dicts_complete():
     assert set(PAPER_TABLE1) == {(d, s) for d in TABLE1_DATASETS for s in TABLE1_SETTINGS}
     assert len(PAPER_TABLE2) == 4 * 7

@@ -154,9 +154,7 @@ def regime_class_order(dataset: str, classes) -> list:
     which skewed prior weight (App. B). We take the order a label encoder gives the source's labels: numeric
     labels (Shuttle's 1..7, Covertype's 1..7, MNIST's digits) keep their order, which is our class order;
     string labels (Dry Bean) sort alphabetically: BARBUNYA, BOMBAY, CALI, DERMASON, HOROZ, SEKER, SIRA.
-    A check on Dry Bean, Sup., 3 seeds (2026-11-30): Sev. (140) / Sev. (350) test accuracy 83.1 / 88.8 with
-    this order, 81.1 / 87.0 in the file's order (SEKER first, DERMASON last) and 88.1 / 89.7 with the most
-    frequent class first; paper: 84.2 ± 2.5 / 88.1 ± 1.7.
+    :func:`run_order_variant` compares this with two other readings (notebook a_table2).
     """
     classes = [str(c) for c in classes]
     if dataset in STRING_LABEL_DATASETS:
@@ -450,6 +448,37 @@ def run_one(dataset: str, setting, method: str, seed: int, *, scale: str = "pape
     algo = METHODS[method](task.prior, hyper, np.asarray(task.labeled_counts), PROTOCOL[scale]["warmup_epochs"])
     metrics, trainer = fit_task(task, algo, seed, scale=scale, device=device)
     return (metrics, trainer) if return_trainer else metrics
+
+
+#: Which class gets which count of an imbalanced regime (notebook a_table2): our rule and two alternatives.
+REGIME_ORDERS = ("label encoder (the tables)", "data file", "most frequent first")
+
+
+def run_order_variant(dataset: str, setting: str, order: str, seed: int, *, scale: str = "paper", device="auto",
+                      data_root=None) -> dict:
+    """Sup. on a Table 2 regime whose counts are placed on the classes in ``order`` (:data:`REGIME_ORDERS`):
+    :func:`regime_class_order` (the tables), the data file's class order, or by falling class frequency.
+    Same task and protocol as :func:`run_one` otherwise; the metrics of :func:`fit_task` plus ``counts``."""
+    if order not in REGIME_ORDERS:
+        raise ValueError(f"order must be one of {REGIME_ORDERS}, got {order!r}")
+    if dataset not in TABLE2_DATASETS:
+        raise ValueError(f"dataset must be a Table 2 dataset {TABLE2_DATASETS}, got {dataset!r}")
+    ds = _source(dataset, data_root)
+    base = labeled_counts(dataset, setting)
+    if order == REGIME_ORDERS[0]:
+        ranks = regime_class_order(dataset, ds.classes)
+    elif order == REGIME_ORDERS[1]:
+        ranks = list(range(ds.num_classes))
+    else:
+        ranks = [int(c) for c in np.argsort(-np.bincount(np.asarray(ds.y), minlength=ds.num_classes), kind="stable")]
+    counts = [None] * len(base)
+    for rank, c in enumerate(ranks):
+        counts[c] = base[rank]
+    task = build_task(dataset, counts, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
+                      data_root=data_root)
+    algo = METHODS["Sup."](task.prior, None, np.asarray(task.labeled_counts), PROTOCOL[scale]["warmup_epochs"])
+    metrics, _ = fit_task(task, algo, seed, scale=scale, device=device)
+    return {**metrics, "counts": [int(c) for c in counts]}
 
 
 #: Diagnosis of Ours (Iter) where it trails Sup. (notebook a_table1): Algorithm 1 as in the tables, then one
