@@ -442,3 +442,21 @@ def test_short_fit_on_gaussian_pair_beats_chance(make):
     tr = Trainer(MLP(2, 2, hidden=(32, 32)), make(np.bincount(yl)), epochs=15, batch_size=16,
                  unlabeled_batch_size=64, device="cpu", progress=False, seed=0).fit(Xl, yl, Xu)
     assert tr.score(Xt, yt) > 0.65  # Bayes accuracy 0.76, chance 0.5
+
+
+def test_eval_logits_matches_the_eval_forward_in_chunks_and_restores_modes():
+    from sslkit.algorithms.base import eval_logits
+
+    torch.manual_seed(0)
+    model = MLP(2, 3, hidden=(8,), dropout=0.5)
+    X = torch.randn(7, 2)
+    model.train()
+    out = eval_logits(model, X, chunk=3)                      # dropout off, three chunks
+    model.eval()
+    with torch.no_grad():
+        assert torch.allclose(out, model(X)[0])
+    model.train()
+    eval_logits(model, X)
+    assert model.training and all(m.training for m in model.modules())
+    with pytest.raises(ValueError, match="chunk"):
+        eval_logits(model, X, chunk=0)

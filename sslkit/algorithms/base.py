@@ -142,6 +142,8 @@ def logits_of(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
 def eval_logits(model: nn.Module, X: torch.Tensor, chunk: int = 1024) -> torch.Tensor:
     """Logits of ``model`` on ``X`` in eval mode (dropout off, BatchNorm running statistics) without
     gradients, in chunks of ``chunk`` rows, as float32 on ``X``'s device; each module's mode is restored."""
+    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 1:
+        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
     flags = [(m, m.training) for m in model.modules()]
     model.eval()
     try:

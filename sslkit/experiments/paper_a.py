@@ -168,6 +168,11 @@ def to_class_order(dataset: str, classes, values) -> list:
     order = regime_class_order(dataset, classes)
     if len(values) != len(order):
         raise ValueError(f"{len(values)} values for the {len(order)} classes of {dataset}")
+    return _placed(values, order)
+
+
+def _placed(values, order) -> list:
+    """``out[order[r]] = values[r]``: per-class values listed in rank order, placed at class indices."""
     out = [None] * len(values)
     for rank, c in enumerate(order):
         out[c] = values[rank]
@@ -471,9 +476,7 @@ def run_order_variant(dataset: str, setting: str, order: str, seed: int, *, scal
         ranks = list(range(ds.num_classes))
     else:
         ranks = [int(c) for c in np.argsort(-np.bincount(np.asarray(ds.y), minlength=ds.num_classes), kind="stable")]
-    counts = [None] * len(base)
-    for rank, c in enumerate(ranks):
-        counts[c] = base[rank]
+    counts = _placed(base, ranks)
     task = build_task(dataset, counts, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
                       data_root=data_root)
     algo = METHODS["Sup."](task.prior, None, np.asarray(task.labeled_counts), PROTOCOL[scale]["warmup_epochs"])
