@@ -20,8 +20,11 @@ from sslkit.algorithms import (
     SupervisedRisk,
     batch_component_risks,
     fixmatch_unsup_loss,
+    prior_class_weights,
     pseudo_labels,
+    supervised_ce,
 )
+from sslkit.algorithms.base import logits_of
 from sslkit.data import gaussian_pair
 from sslkit.engine import Trainer
 from sslkit.models import MLP
@@ -397,6 +400,51 @@ def test_vat_keeps_bn_running_stats_and_uses_only_d_gradients():
     assert model.fc.weight.grad.abs().sum() > 0
     with pytest.raises(ValueError, match="eps"):
         VAT(0.0)
+
+
+# ------------------------------------------------------------------------- supervised term of PL / VAT
+
+def test_prior_weighted_ce_is_an_unbiased_batch_estimate_of_the_pn_risk():
+    gen = torch.Generator().manual_seed(3)
+    y = torch.tensor([0, 0, 0, 0, 1, 2, 2])  # n = (4, 1, 2), not proportional to the prior
+    prior = np.array([0.2, 0.5, 0.3])
+    logits = torch.randn(7, 3, generator=gen)
+    w = prior_class_weights(prior, y, 3)
+    assert torch.allclose(w, torch.tensor([0.2 * 7 / 4, 0.5 * 7 / 1, 0.3 * 7 / 2]))
+    R = component_risks(loss_matrix(logits, "ce"), y, 3)
+    pn = float((torch.as_tensor(prior, dtype=torch.float32) * torch.diagonal(R)).sum())
+    assert float(supervised_ce(logits, y, w)) == pytest.approx(pn, rel=1e-5)  # the whole set as one batch
+    batch_means = [float(supervised_ce(logits[list(b)], y[list(b)], w)) for b in itertools.combinations(range(7), 3)]
+    assert np.mean(batch_means) == pytest.approx(pn, rel=1e-5)  # E over uniform batches of 3 (all 35 of them)
+    assert float(supervised_ce(logits, y)) == pytest.approx(float(F.cross_entropy(logits, y)), rel=1e-6)
+    with pytest.raises(ValueError, match=r"no sample of class\(es\) \[1\]"):
+        prior_class_weights(prior, torch.tensor([0, 2, 2]), 3)
+    with pytest.raises(ValueError, match="sum to 1"):
+        prior_class_weights([0.5, 0.6, 0.1], y, 3)
+    with pytest.raises(ValueError, match="3 classes"):
+        prior_class_weights([0.5, 0.5], y, 3)
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 3\)"):
+        prior_class_weights(prior, torch.tensor([0, 1, 3]), 3)
+
+
+@pytest.mark.parametrize("make", [lambda p: VAT(1.0, prior=p), lambda p: PseudoLabel(0.9, warmup_epochs=1, prior=p)])
+def test_pl_and_vat_with_a_prior_use_the_pn_risk_as_supervised_term(make):
+    X, y = blobs([12, 3, 6], seed=0)
+    Xu, _ = blobs([20, 20, 20], seed=1)
+    prior = np.array([0.2, 0.5, 0.3])
+    algo = make(prior)
+    with pytest.raises(ValueError, match="needs the labels of the full labeled set"):
+        algo.setup(MLP(2, 3, hidden=(8,)), num_classes=3, device=CPU)  # no trainer: no train_data
+    Trainer(MLP(2, 3, hidden=(8,)), algo, epochs=2, batch_size=7, device="cpu", progress=False).fit(X, y, Xu)
+    assert torch.allclose(algo.class_weights_, prior_class_weights(prior, y, 3))
+    model = MLP(2, 3, hidden=(8,)).eval()
+    Xb, yb, Xub = (torch.as_tensor(v) for v in (X[:7], y[:7], Xu[:16]))
+    out = algo.loss(model, Xb, yb, Xub, step=0)
+    expected = (F.cross_entropy(logits_of(model, Xb), yb, reduction="none") * algo.class_weights_[yb]).mean()
+    assert float(out.logs["sup_loss"]) == pytest.approx(float(expected.detach()), rel=1e-5)
+    plain = make(None)
+    plain.setup(MLP(2, 3, hidden=(8,)), num_classes=3, device=CPU)
+    assert plain.class_weights_ is None
 
 
 # ------------------------------------------------------------------------- FixMatch

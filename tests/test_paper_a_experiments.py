@@ -132,6 +132,20 @@ def test_run_order_variant_errors():
         paper_a.run_order_variant("adult", "(15,45)", paper_a.REGIME_ORDERS[0], 0)
 
 
+def test_run_supervised_term_variant_errors_and_plain_term_is_run_one():
+    term = paper_a.SUPERVISED_TERMS[0]
+    with pytest.raises(ValueError, match="'PL' or 'VAT'"):
+        paper_a.run_supervised_term_variant("breast_cancer", "(30,30)", "Sup.", None, term, 0)
+    with pytest.raises(ValueError, match="term must be one of"):
+        paper_a.run_supervised_term_variant("breast_cancer", "(30,30)", "VAT", 0.5, "weighted", 0)
+    with pytest.raises(ValueError, match="hyper must be one of"):
+        paper_a.run_supervised_term_variant("breast_cancer", "(30,30)", "VAT", 0.3, term, 0)
+    got = paper_a.run_supervised_term_variant("breast_cancer", "(15,45)", "PL", 0.9, term, 0, scale="quick",
+                                              device="cpu")
+    ref = paper_a.run_one("breast_cancer", "(15,45)", "PL", 0, scale="quick", device="cpu", hyper=0.9)
+    assert got["test_acc"] == ref["test_acc"] and got["epochs"] == ref["epochs"]
+
+
 @needs_data
 def test_run_order_variant_places_the_counts():
     file_order = paper_a.run_order_variant("dry_bean", "Sev. (140)", "data file", 0, scale="quick", device="cpu")

@@ -3,10 +3,19 @@
 Each method is one :class:`SSLAlgorithm` subclass; the training loop is :class:`sslkit.engine.Trainer`.
 """
 
-from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, frozen_bn, logits_of
+from sslkit.algorithms.base import (
+    Hook,
+    LossOutput,
+    SSLAlgorithm,
+    frozen_bn,
+    logits_of,
+    prior_class_weights,
+    supervised_ce,
+)
 from sslkit.algorithms.supervised import Supervised
 
-__all__ = ["Hook", "LossOutput", "SSLAlgorithm", "Supervised", "frozen_bn", "logits_of"]
+__all__ = ["Hook", "LossOutput", "SSLAlgorithm", "Supervised", "frozen_bn", "logits_of", "prior_class_weights",
+           "supervised_ce"]
 
 # paper A (risk rewrite) and its SSL baselines
 from sslkit.algorithms.fixmatch import FixMatch, fixmatch_unsup_loss  # noqa: E402

@@ -19,6 +19,9 @@ Implementation:
 
 ``relabel_every=r`` refreshes the teacher every r epochs after the warm-up (iterative self-training);
 None (default) labels once. ``warmup_epochs=0`` takes the initial model as teacher.
+``prior=θ`` replaces the plain cross-entropy of the labeled batch by paper A's PN risk ``Σ_j θ_j R̂_jj``
+(the "Sup." risk, also in the warm-up; :func:`sslkit.algorithms.base.supervised_ce`); default None, as in
+the tables (App. C: "standard supervised cross-entropy"); used by the diagnosis in notebook a_table2.
 Logs: ``loss``, ``sup_loss``, ``unsup_loss``, ``mask_rate`` (fraction of the unlabeled batch used).
 """
 
@@ -30,7 +33,7 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, logits_of
+from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, labeled_class_weights, logits_of, supervised_ce
 
 __all__ = ["PseudoLabel", "pseudo_labels"]
 
@@ -58,12 +61,13 @@ def _check_weight(v, name) -> float:
 
 class PseudoLabel(SSLAlgorithm):
     """Pseudo-Label per paper A App. C (module docstring). ``threshold`` in [0, 1]; ``warmup_epochs`` of
-    supervised training first (default 20, like OursIter's warm-up; the paper does not give it)."""
+    supervised training first (default 20, like OursIter's warm-up; the paper does not give it); ``prior``:
+    None (plain cross-entropy) or θ (the PN risk as the supervised term)."""
 
     name = "pseudo_label"
     uses_unlabeled = True
 
-    def __init__(self, threshold=0.95, *, warmup_epochs=20, lambda_u=1.0, relabel_every=None):
+    def __init__(self, threshold=0.95, *, warmup_epochs=20, lambda_u=1.0, relabel_every=None, prior=None):
         self.threshold = _check_threshold(threshold)
         if isinstance(warmup_epochs, bool) or not isinstance(warmup_epochs, numbers.Integral) or warmup_epochs < 0:
             raise ValueError(f"warmup_epochs must be an integer >= 0, got {warmup_epochs!r}")
@@ -73,10 +77,13 @@ class PseudoLabel(SSLAlgorithm):
         self.warmup_epochs, self.relabel_every = int(warmup_epochs), relabel_every
         self.lambda_u = _check_weight(lambda_u, "lambda_u")
         self.teacher_ = None
+        self.prior = prior
+        self.class_weights_ = None
 
     def setup(self, model, *, num_classes, device):
         self.teacher_ = self._freeze(model) if self.warmup_epochs == 0 else None
         self.teacher_epochs_ = [0] if self.teacher_ is not None else []
+        self.class_weights_ = labeled_class_weights(self, num_classes, device)
 
     @staticmethod
     def _freeze(model):
@@ -94,7 +101,7 @@ class PseudoLabel(SSLAlgorithm):
 
     def loss(self, model, x_l, y_l, x_u=None, *, step):
         if self.teacher_ is None or x_u is None:
-            sup = F.cross_entropy(logits_of(model, x_l).float(), y_l)
+            sup = supervised_ce(logits_of(model, x_l), y_l, self.class_weights_)
             zero = torch.zeros((), device=sup.device)
             return LossOutput(sup, {"loss": sup.detach(), "sup_loss": sup.detach(), "unsup_loss": zero,
                                     "mask_rate": zero})
@@ -102,7 +109,7 @@ class PseudoLabel(SSLAlgorithm):
             labels, mask = pseudo_labels(logits_of(self.teacher_, x_u), self.threshold)
         logits = logits_of(model, torch.cat([x_l, x_u])).float()
         z_l, z_u = logits[: x_l.shape[0]], logits[x_l.shape[0]:]
-        sup = F.cross_entropy(z_l, y_l)
+        sup = supervised_ce(z_l, y_l, self.class_weights_)
         unsup = (F.cross_entropy(z_u, labels, reduction="none") * mask).mean()
         total = sup + self.lambda_u * unsup
         return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(),

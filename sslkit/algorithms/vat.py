@@ -5,6 +5,11 @@ KL-divergence-based local distributional smoothness regularization" with ``lambd
 one power iteration, ε from {0.2, 0.5, 1.0, 2.0} (tabular) or {0.5, 1.0, 2.0, 4.0} (images) (App. C).
 No entropy-minimisation term and no ramp-up (App. C mentions neither; USB adds both).
 
+``prior=θ`` replaces the plain cross-entropy of the labeled batch by paper A's PN risk ``Σ_j θ_j R̂_jj``
+(the "Sup." risk; :func:`sslkit.algorithms.base.supervised_ce`). App. C says "supervised cross-entropy";
+the option is for the diagnosis in notebook a_table2 (when the labeled class counts are not proportional
+to θ, the two differ). Default None: plain cross-entropy, as in the tables.
+
 One step:
 
 1. ``p = softmax(f(x_u))`` without gradient (the fixed target; "KL from clean, detached");
@@ -30,7 +35,7 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from sslkit.algorithms.base import LossOutput, SSLAlgorithm, frozen_bn, logits_of
+from sslkit.algorithms.base import LossOutput, SSLAlgorithm, frozen_bn, labeled_class_weights, logits_of, supervised_ce
 
 __all__ = ["VAT", "VAT_EPS_GRID"]
 
@@ -56,12 +61,12 @@ def _positive(v, name):
 
 class VAT(SSLAlgorithm):
     """VAT (module docstring). ``eps``: perturbation radius ε (required, from :data:`VAT_EPS_GRID`);
-    ``xi``: finite-difference step ξ; ``n_power``: power iterations; ``lambda_u``: weight of the KL term."""
+    ``xi``: finite-difference step ξ; ``n_power``: power iterations; ``lambda_u``: weight of the KL term; ``prior``: None (plain cross-entropy) or θ (the PN risk)."""
 
     name = "vat"
     uses_unlabeled = True
 
-    def __init__(self, eps, *, xi=1e-6, n_power=1, lambda_u=1.0):
+    def __init__(self, eps, *, xi=1e-6, n_power=1, lambda_u=1.0, prior=None):
         self.eps = _positive(eps, "eps")
         self.xi = _positive(xi, "xi")
         if isinstance(n_power, bool) or not isinstance(n_power, numbers.Integral) or n_power < 1:
@@ -71,6 +76,11 @@ class VAT(SSLAlgorithm):
                 or lambda_u < 0:
             raise ValueError(f"lambda_u must be a finite number >= 0, got {lambda_u!r}")
         self.lambda_u = float(lambda_u)
+        self.prior = prior
+        self.class_weights_ = None
+
+    def setup(self, model, *, num_classes, device):
+        self.class_weights_ = labeled_class_weights(self, num_classes, device)
 
     def adversarial_perturbation(self, model, x_u: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
         """r_adv (same shape as ``x_u``, per-sample L2 norm ε) by ``n_power`` power iterations."""
@@ -83,7 +93,7 @@ class VAT(SSLAlgorithm):
         return self.eps * _l2_normalize(d)
 
     def loss(self, model, x_l, y_l, x_u=None, *, step):
-        sup = F.cross_entropy(logits_of(model, x_l).float(), y_l)
+        sup = supervised_ce(logits_of(model, x_l), y_l, self.class_weights_)
         with frozen_bn(model):
             with torch.no_grad():
                 p = torch.softmax(logits_of(model, x_u).float(), dim=1)
@@ -93,4 +103,5 @@ class VAT(SSLAlgorithm):
         return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach()})
 
     def __repr__(self) -> str:
-        return f"VAT(eps={self.eps}, xi={self.xi}, n_power={self.n_power}, lambda_u={self.lambda_u})"
+        extra = "" if self.prior is None else f", prior={list(map(float, self.prior))}"
+        return f"VAT(eps={self.eps}, xi={self.xi}, n_power={self.n_power}, lambda_u={self.lambda_u}{extra})"

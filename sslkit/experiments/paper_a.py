@@ -484,6 +484,36 @@ def run_order_variant(dataset: str, setting: str, order: str, seed: int, *, scal
     return {**metrics, "counts": [int(c) for c in counts]}
 
 
+#: The supervised term of PL / VAT (notebook a_table2): App. C's "supervised cross-entropy" read as the plain
+#: batch mean (the tables), or as the PN risk Σ_j θ_j R̂_jj that Sup. minimises (they differ when the labeled
+#: class counts are not proportional to the prior θ: every Shuttle row, the imbalanced Dry Beans rows).
+SUPERVISED_TERMS = ("cross-entropy (the tables)", "PN risk (Sup.'s)")
+
+
+def run_supervised_term_variant(dataset: str, setting, method: str, hyper, term: str, seed: int, *,
+                                scale: str = "paper", device="auto", data_root=None) -> dict:
+    """PL or VAT (``hyper``: threshold / ε from :func:`hyper_grid`) with the supervised term ``term`` of
+    :data:`SUPERVISED_TERMS`; same task and protocol as :func:`run_one` (the first term is exactly run_one)."""
+    from sslkit.algorithms.pseudo_label import PseudoLabel
+    from sslkit.algorithms.vat import VAT
+
+    if method not in ("PL", "VAT"):
+        raise ValueError(f"method must be 'PL' or 'VAT', got {method!r}")
+    if term not in SUPERVISED_TERMS:
+        raise ValueError(f"term must be one of {SUPERVISED_TERMS}, got {term!r}")
+    if hyper not in hyper_grid(dataset, method):
+        raise ValueError(f"hyper must be one of {hyper_grid(dataset, method)} for {method} on {dataset}, got {hyper!r}")
+    task = build_task(dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
+                      data_root=data_root)
+    prior = None if term == SUPERVISED_TERMS[0] else task.prior
+    if method == "PL":
+        algo = PseudoLabel(threshold=float(hyper), warmup_epochs=PROTOCOL[scale]["warmup_epochs"], prior=prior)
+    else:
+        algo = VAT(eps=float(hyper), prior=prior)
+    metrics, _ = fit_task(task, algo, seed, scale=scale, device=device)
+    return metrics
+
+
 #: Diagnosis of Ours (Iter) where it trails Sup. (notebook a_table1): Algorithm 1 as in the tables, then one
 #: change at a time (OursIter options, or model selection that may keep a warm-up checkpoint).
 ITER_VARIANTS = {
