@@ -432,7 +432,10 @@ def test_pl_and_vat_with_a_prior_use_the_pn_risk_as_supervised_term(make):
     X, y = blobs([12, 3, 6], seed=0)
     Xu, _ = blobs([20, 20, 20], seed=1)
     prior = np.array([0.2, 0.5, 0.3])
+    with pytest.raises(ValueError, match="sum to 1"):
+        make([0.2, 0.5, 0.2])  # refused at construction, not at the first fit
     algo = make(prior)
+    assert "prior=[0.2, 0.5, 0.3]" in repr(algo)
     with pytest.raises(ValueError, match="needs the labels of the full labeled set"):
         algo.setup(MLP(2, 3, hidden=(8,)), num_classes=3, device=CPU)  # no trainer: no train_data
     Trainer(MLP(2, 3, hidden=(8,)), algo, epochs=2, batch_size=7, device="cpu", progress=False).fit(X, y, Xu)

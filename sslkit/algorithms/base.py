@@ -167,6 +167,16 @@ def prior_class_weights(prior, y_l, num_classes: int, device=None) -> torch.Tens
     return (p * y.numel() / counts).to(device if device is not None else "cpu")
 
 
+def optional_prior(prior):
+    """None, or ``prior`` validated as a class prior (1-D, finite, positive, sums to 1); for the ``prior=``
+    argument of methods whose supervised term may be the PN risk (checked again against the classes at setup)."""
+    if prior is None:
+        return None
+    from sslkit.risk.estimators import _check_prior
+
+    return _check_prior(prior)
+
+
 def labeled_class_weights(algorithm, num_classes: int, device) -> torch.Tensor | None:
     """:func:`prior_class_weights` of ``algorithm.prior`` over the labeled labels the trainer put in
     ``algorithm.train_data`` (None when ``algorithm.prior`` is None: plain cross-entropy)."""

@@ -33,7 +33,15 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, labeled_class_weights, logits_of, supervised_ce
+from sslkit.algorithms.base import (
+    Hook,
+    LossOutput,
+    SSLAlgorithm,
+    labeled_class_weights,
+    logits_of,
+    optional_prior,
+    supervised_ce,
+)
 
 __all__ = ["PseudoLabel", "pseudo_labels"]
 
@@ -77,7 +85,7 @@ class PseudoLabel(SSLAlgorithm):
         self.warmup_epochs, self.relabel_every = int(warmup_epochs), relabel_every
         self.lambda_u = _check_weight(lambda_u, "lambda_u")
         self.teacher_ = None
-        self.prior = prior
+        self.prior = optional_prior(prior)
         self.class_weights_ = None
 
     def setup(self, model, *, num_classes, device):
@@ -116,4 +124,6 @@ class PseudoLabel(SSLAlgorithm):
                                   "mask_rate": mask.mean()})
 
     def __repr__(self) -> str:
-        return f"PseudoLabel(threshold={self.threshold}, warmup_epochs={self.warmup_epochs}, lambda_u={self.lambda_u})"
+        extra = "" if self.prior is None else f", prior={list(map(float, self.prior))}"
+        return (f"PseudoLabel(threshold={self.threshold}, warmup_epochs={self.warmup_epochs}, "
+                f"lambda_u={self.lambda_u}{extra})")

@@ -35,7 +35,15 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from sslkit.algorithms.base import LossOutput, SSLAlgorithm, frozen_bn, labeled_class_weights, logits_of, supervised_ce
+from sslkit.algorithms.base import (
+    LossOutput,
+    SSLAlgorithm,
+    frozen_bn,
+    labeled_class_weights,
+    logits_of,
+    optional_prior,
+    supervised_ce,
+)
 
 __all__ = ["VAT", "VAT_EPS_GRID"]
 
@@ -61,7 +69,8 @@ def _positive(v, name):
 
 class VAT(SSLAlgorithm):
     """VAT (module docstring). ``eps``: perturbation radius ε (required, from :data:`VAT_EPS_GRID`);
-    ``xi``: finite-difference step ξ; ``n_power``: power iterations; ``lambda_u``: weight of the KL term; ``prior``: None (plain cross-entropy) or θ (the PN risk)."""
+    ``xi``: finite-difference step ξ; ``n_power``: power iterations; ``lambda_u``: weight of the KL term;
+    ``prior``: None (plain cross-entropy) or θ (the PN risk as the supervised term)."""
 
     name = "vat"
     uses_unlabeled = True
@@ -76,7 +85,7 @@ class VAT(SSLAlgorithm):
                 or lambda_u < 0:
             raise ValueError(f"lambda_u must be a finite number >= 0, got {lambda_u!r}")
         self.lambda_u = float(lambda_u)
-        self.prior = prior
+        self.prior = optional_prior(prior)
         self.class_weights_ = None
 
     def setup(self, model, *, num_classes, device):
