@@ -9,13 +9,11 @@ from sslkit.algorithms.base import (
     SSLAlgorithm,
     frozen_bn,
     logits_of,
-    prior_class_weights,
     supervised_ce,
 )
 from sslkit.algorithms.supervised import Supervised
 
-__all__ = ["Hook", "LossOutput", "SSLAlgorithm", "Supervised", "frozen_bn", "logits_of", "prior_class_weights",
-           "supervised_ce"]
+__all__ = ["Hook", "LossOutput", "SSLAlgorithm", "Supervised", "frozen_bn", "logits_of", "supervised_ce"]
 
 # paper A (risk rewrite) and its SSL baselines
 from sslkit.algorithms.fixmatch import FixMatch, fixmatch_unsup_loss  # noqa: E402
@@ -28,11 +26,13 @@ from sslkit.algorithms.risk_rewrite import (  # noqa: E402
     OursIter,
     SupervisedRisk,
     batch_component_risks,
+    prior_class_weights,
 )
 from sslkit.algorithms.vat import VAT, VAT_EPS_GRID  # noqa: E402
 
 __all__ += [
     "LinearRiskAlgorithm", "SupervisedRisk", "PNU", "OursEC", "OursIter", "batch_component_risks", "NN_RULES",
+    "prior_class_weights",
     "PseudoLabel", "pseudo_labels", "VAT", "VAT_EPS_GRID", "FixMatch", "fixmatch_unsup_loss",
 ]
 

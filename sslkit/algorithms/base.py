@@ -16,8 +16,8 @@ Contents:
 * :func:`frozen_bn` -- context manager that stops BatchNorm running-statistics updates during extra
   forward passes (VAT's adversarial passes, paper A App. C; USB's ``Bn_Controller``).
 * :func:`logits_of` -- the logits of a model that returns ``(logits, features)``.
-* :func:`prior_class_weights`, :func:`supervised_ce` -- the supervised term of an SSL loss: plain
-  cross-entropy, or paper A's PN risk ``Σ_j θ_j R̂_jj`` (a = θ, the "Sup." risk) as a per-sample weighting.
+* :func:`supervised_ce` -- the supervised term of an SSL loss: plain cross-entropy, or with per-class weights
+  (:func:`sslkit.algorithms.risk_rewrite.prior_class_weights`) paper A's PN risk ``Σ_j θ_j R̂_jj``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["LossOutput", "SSLAlgorithm", "Hook", "frozen_bn", "logits_of", "prior_class_weights", "supervised_ce"]
+__all__ = ["LossOutput", "SSLAlgorithm", "Hook", "frozen_bn", "logits_of", "supervised_ce"]
 
 HOOK_UNITS = ("epoch", "iteration")
 
@@ -142,56 +142,9 @@ def logits_of(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def prior_class_weights(prior, y_l, num_classes: int, device=None) -> torch.Tensor:
-    """Per-class weights ``w_j = θ_j n_L / n_j`` that turn a batch mean of cross-entropy into paper A's PN risk.
-
-    ``y_l`` are the labels of the **full** labeled set (n_j of class j, n_L in all). Weighting each sample
-    of a uniformly drawn labeled batch B by ``w_{y_s}`` gives ``(1/|B|) Σ_s w_{y_s} CE_s``, the
-    Horvitz–Thompson estimate of ``Σ_j θ_j R̂_jj`` (eq. 3 with a = θ; the same estimate as
-    :func:`sslkit.algorithms.risk_rewrite.batch_component_risks`). Errors: a prior that is not a
-    distribution over ``num_classes`` classes, a class with no labeled sample.
-    """
-    from sslkit.risk.estimators import _check_prior
-
-    p = torch.as_tensor(_check_prior(prior, k=int(num_classes)), dtype=torch.float32)
-    y = torch.as_tensor(y_l).detach().cpu().long()
-    if y.dim() != 1 or y.numel() == 0:
-        raise ValueError(f"y_l must be a non-empty 1-D label vector, got shape {tuple(y.shape)}")
-    if int(y.min()) < 0 or int(y.max()) >= num_classes:
-        raise ValueError(f"labels must lie in [0, {num_classes}), got min {int(y.min())}, max {int(y.max())}")
-    counts = torch.bincount(y, minlength=num_classes).float()
-    if (counts == 0).any():
-        missing = torch.nonzero(counts == 0).flatten().tolist()
-        raise ValueError(f"the labeled set has no sample of class(es) {missing}; the prior-weighted supervised "
-                         "risk needs every class (R_jj is a mean over class j)")
-    return (p * y.numel() / counts).to(device if device is not None else "cpu")
-
-
-def optional_prior(prior):
-    """None, or ``prior`` validated as a class prior (1-D, finite, positive, sums to 1); for the ``prior=``
-    argument of methods whose supervised term may be the PN risk (checked again against the classes at setup)."""
-    if prior is None:
-        return None
-    from sslkit.risk.estimators import _check_prior
-
-    return _check_prior(prior)
-
-
-def labeled_class_weights(algorithm, num_classes: int, device) -> torch.Tensor | None:
-    """:func:`prior_class_weights` of ``algorithm.prior`` over the labeled labels the trainer put in
-    ``algorithm.train_data`` (None when ``algorithm.prior`` is None: plain cross-entropy)."""
-    if getattr(algorithm, "prior", None) is None:
-        return None
-    y_l = (algorithm.train_data or {}).get("y_l")
-    if y_l is None:
-        raise ValueError(f"{type(algorithm).__name__}(prior=...) needs the labels of the full labeled set: train it "
-                         "with sslkit.engine.Trainer, which sets algorithm.train_data")
-    return prior_class_weights(algorithm.prior, y_l, num_classes, device)
-
-
 def supervised_ce(logits: torch.Tensor, y: torch.Tensor, class_weights: torch.Tensor | None = None) -> torch.Tensor:
     """Supervised term: the batch mean of cross-entropy, or with ``class_weights`` (from
-    :func:`prior_class_weights`) the batch mean of ``w_{y_s} CE_s`` -- paper A's PN risk Σ_j θ_j R̂_jj."""
+    :func:`sslkit.algorithms.risk_rewrite.prior_class_weights`) the batch mean of ``w_{y_s} CE_s`` -- paper A's PN risk Σ_j θ_j R̂_jj."""
     if class_weights is None:
         return F.cross_entropy(logits.float(), y)
     return (F.cross_entropy(logits.float(), y, reduction="none") * class_weights[y]).mean()

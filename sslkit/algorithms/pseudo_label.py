@@ -37,11 +37,10 @@ from sslkit.algorithms.base import (
     Hook,
     LossOutput,
     SSLAlgorithm,
-    labeled_class_weights,
     logits_of,
-    optional_prior,
     supervised_ce,
 )
+from sslkit.algorithms.risk_rewrite import labeled_class_weights, optional_prior
 
 __all__ = ["PseudoLabel", "pseudo_labels"]
 

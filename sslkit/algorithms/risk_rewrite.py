@@ -134,6 +134,46 @@ def _check_counts(n, k: int) -> np.ndarray:
     return arr.astype(np.int64)
 
 
+def prior_class_weights(prior, y_l, num_classes: int, device=None) -> torch.Tensor:
+    """Per-class weights ``w_j = θ_j n_L / n_j`` that turn a batch mean of cross-entropy into paper A's PN risk.
+
+    ``y_l`` are the labels of the **full** labeled set (n_j of class j, n_L in all). Weighting each sample
+    of a uniformly drawn labeled batch B by ``w_{y_s}`` gives ``(1/|B|) Σ_s w_{y_s} CE_s``, the
+    Horvitz–Thompson estimate of ``Σ_j θ_j R̂_jj`` (eq. 3 with a = θ; the diagonal of
+    :func:`batch_component_risks` weighted by θ). Used by PL / VAT with ``prior=``
+    (:func:`sslkit.algorithms.base.supervised_ce`). Errors: a prior that is not a distribution over
+    ``num_classes`` classes, labels outside ``[0, num_classes)``, a class with no labeled sample.
+    """
+    p = _check_prior(prior)
+    if p.shape[0] != num_classes:
+        raise ValueError(f"prior has {p.shape[0]} entries but there are {num_classes} classes")
+    y = torch.as_tensor(y_l).detach().cpu().long()
+    if y.dim() != 1 or y.numel() == 0:
+        raise ValueError(f"y_l must be a non-empty 1-D label vector, got shape {tuple(y.shape)}")
+    if int(y.min()) < 0 or int(y.max()) >= num_classes:
+        raise ValueError(f"labels must lie in [0, {num_classes}), got min {int(y.min())}, max {int(y.max())}")
+    counts = _check_counts(np.bincount(y.numpy(), minlength=num_classes), num_classes)
+    return torch.as_tensor(p * y.numel() / counts, dtype=torch.float32, device=device)
+
+
+def optional_prior(prior):
+    """None, or ``prior`` validated as a class prior (the ``prior=`` argument of PL / VAT; checked against the
+    number of classes at setup by :func:`labeled_class_weights`)."""
+    return None if prior is None else _check_prior(prior)
+
+
+def labeled_class_weights(algorithm, num_classes: int, device) -> torch.Tensor | None:
+    """:func:`prior_class_weights` of ``algorithm.prior`` over the labeled labels the trainer put in
+    ``algorithm.train_data`` (None when ``algorithm.prior`` is None: plain cross-entropy)."""
+    if algorithm.prior is None:
+        return None
+    y_l = (algorithm.train_data or {}).get("y_l")
+    if y_l is None:
+        raise ValueError(f"{type(algorithm).__name__}(prior=...) needs the labels of the full labeled set: train it "
+                         "with sslkit.engine.Trainer, which sets algorithm.train_data")
+    return prior_class_weights(algorithm.prior, y_l, num_classes, device)
+
+
 def _positive(v, name: str) -> float:
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v <= 0:
         raise ValueError(f"{name} must be a positive finite number, got {v!r}")

@@ -39,11 +39,10 @@ from sslkit.algorithms.base import (
     LossOutput,
     SSLAlgorithm,
     frozen_bn,
-    labeled_class_weights,
     logits_of,
-    optional_prior,
     supervised_ce,
 )
+from sslkit.algorithms.risk_rewrite import labeled_class_weights, optional_prior
 
 __all__ = ["VAT", "VAT_EPS_GRID"]
 
