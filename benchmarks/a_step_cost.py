@@ -24,6 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from sslkit.algorithms import Batch, FitContext
 from sslkit.algorithms import OursEC, OursIter
 from sslkit.device import resolve_device
 from sslkit.experiments import hardware_summary
@@ -61,7 +62,7 @@ def run(kind, batches, d, k, device, clock=time.perf_counter):
     elif kind == "ours_iter":
         algo = OursIter(prior, warmup_epochs=0, n_per_class=counts)
     if algo is not None:
-        algo.setup(model, num_classes=k, device=device)
+        algo.setup(model, FitContext(num_classes=k, device=device))
         if kind == "ours_iter":  # post-warm-up state: some a != θ, as after an a* update
             algo.set_a(prior * np.linspace(0.3, 0.9, k))
     sync(device)
@@ -72,7 +73,7 @@ def run(kind, batches, d, k, device, clock=time.perf_counter):
         elif kind == "ce64":
             loss = F.cross_entropy(model(x_l)[0], y_l)
         else:
-            loss = algo.loss(model, x_l, y_l, x_u, step=step).loss
+            loss = algo.loss(model, Batch(x_l, y_l, x_u, step=step)).loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

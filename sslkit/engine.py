@@ -1,6 +1,7 @@
 """The one training loop: :class:`Trainer` trains any :class:`~sslkit.algorithms.SSLAlgorithm`.
 
-The algorithm computes the loss from a labeled and an unlabeled batch; the loop owns everything else:
+The algorithm computes the loss of one :class:`~sslkit.algorithms.Batch` (the contract is in
+:mod:`sslkit.algorithms.base`); the loop owns everything else:
 
 * **device** -- ``"auto"`` picks CUDA, then Apple MPS, then CPU (:func:`sslkit.device.resolve_device`).
   The data (numpy arrays or tensors) are moved to the device **once**, as whole tensors; batches are
@@ -9,9 +10,15 @@ The algorithm computes the loss from a labeled and an unlabeled batch; the loop 
   i.e. ``ceil(n_l / batch_size)`` iterations, and the last, smaller batch is **kept** (with BatchNorm
   models avoid ``n_l % batch_size == 1``). With ``iterations_per_epoch`` set (FixMatch-style
   training), every epoch has exactly that many iterations and labeled batches of ``min(batch_size, n_l)``
-  are cut from an endless stream of random permutations. Unlabeled batches of
-  ``min(unlabeled_batch_size, n_u)`` are always cut from their own endless permutation stream, independent
-  of the labeled epochs. Both index streams use their own seeded CPU :class:`torch.Generator`.
+  are cut from an endless stream of random permutations. With ``iterations_per_epoch="unlabeled"`` an
+  epoch is one pass over the *current* unlabeled pool, ``ceil(pool / unlabeled_batch_size)`` iterations,
+  counted at the start of each epoch (paper C §3.5: one epoch over a coreset is ``|S| / batch`` iterations).
+* **the unlabeled sampler** -- ``trainer.sampler_`` (:class:`UnlabeledSampler`) cuts unlabeled batches of
+  ``min(unlabeled_batch_size, pool)`` from an endless stream of random permutations of the pool, independent
+  of the labeled epochs. A callback may restrict it to a subset of ``X_u`` with per-sample weights
+  (``trainer.sampler_.restrict(indices, weights)``) or return it to the full pool (``reset()``); the
+  weights reach the algorithm as ``batch.u_weight``. Both index streams use their own seeded CPU
+  :class:`torch.Generator`.
 * **mixed precision** -- ``amp="auto"``: autocast (bfloat16 where supported, else float16 with a
   ``GradScaler``) on CUDA, off elsewhere. ``amp=True`` off CUDA warns (``RuntimeWarning``) and runs in
   float32; ``amp=False`` is always float32.
@@ -19,11 +26,14 @@ The algorithm computes the loss from a labeled and an unlabeled batch; the loop 
   coupled L2 weight decay) or ``"sgd"`` (momentum 0.9, Nesterov, weight decay 5e-4 as in USB/FixMatch
   for papers B/C). ``schedule="cosine"`` is FixMatch's ``lr_t = lr * cos(7 pi t / (16 T))`` with ``t``
   the number of optimiser steps taken and ``T = epochs * iterations_per_epoch`` the planned total (an early
-  stop does not change ``T``). Weight decay applies to all parameters unless
+  stop does not change ``T``), or ``total_steps`` when given (needed when epochs change length, as with a
+  coreset). Weight decay applies to all parameters unless
   ``decay_norm_and_bias=False`` (USB's ``bn_wd_skip``: no decay on biases and normalisation layers).
 * **EMA** -- with ``ema_decay=d``, after every optimiser step the EMA parameters become
-  ``d * ema + (1 - d) * param`` (starting from the initial parameters, no warm-up) and the buffers
-  (BatchNorm statistics) are **copied**, as in USB. When EMA is on, validation, early stopping,
+  ``d * ema + (1 - d) * param`` (starting from the initial parameters) and the buffers (BatchNorm
+  statistics) are **copied**, as in USB; ``ema_warmup=True`` uses ``d_t = min(d, 1 - 1/(t+1))`` after the
+  t-th step (Mean Teacher's warm-up). The EMA model exists once and is the algorithms' teacher
+  (``ctx.ema_model`` at setup, e.g. :class:`~sslkit.algorithms.MeanTeacher`). When EMA is on, validation, early stopping,
   :meth:`Trainer.predict`, :meth:`Trainer.predict_proba` and :meth:`Trainer.score` use the EMA weights
   (``trainer.ema_model_``); ``trainer.model`` keeps the raw weights (``trainer.eval_model`` is whichever is
   used for evaluation).
@@ -32,12 +42,14 @@ The algorithm computes the loss from a labeled and an unlabeled batch; the loop 
   consecutive epochs without improvement, and the weights (raw and EMA) of the best epoch are restored.
   Without early stopping the final weights are kept, but ``best_epoch_`` / ``best_val_acc_`` are still
   reported when validation data are given.
-* **hooks** -- :class:`Hook` ``(fn, every, unit)``: ``fn(trainer)`` after every ``every``-th epoch or
-  iteration; the user's hooks run first, then the algorithm's. Hooks see ``trainer.epoch`` (completed
-  epochs), ``trainer.iteration`` (completed optimiser steps), ``trainer.model``, ``trainer.algorithm``,
+* **callbacks** -- :class:`Hook` ``(fn, every, unit, start=0, when="after")``: ``fn(trainer)`` on a
+  declared schedule, before or after epochs or iterations (see :class:`~sslkit.algorithms.Hook`); the user's
+  hooks run first, then the algorithm's. Hooks see ``trainer.epoch`` (completed epochs),
+  ``trainer.iteration`` (completed optimiser steps), ``trainer.model``, ``trainer.algorithm``,
   ``trainer.history_``, ``trainer.data_`` (the device tensors ``X_l, y_l, X_u, X_val, y_val``; None
-  where not given) and may set ``trainer.stop_training = True`` (an iteration hook ends the epoch
-  early; the partial epoch is still validated and recorded).
+  where not given), ``trainer.sampler_``, ``trainer.context_`` (the algorithm's
+  :class:`~sslkit.algorithms.FitContext`) and may set ``trainer.stop_training = True`` (an iteration hook
+  ends the epoch early; the partial epoch is still validated and recorded).
 * **seeding** -- ``fit`` calls :func:`sslkit.seeding.seed_everything(seed)` (global RNGs, used by
   dropout and by algorithms) and seeds the batch-index generators; on CPU the same seed and the same
   initial model give bit-identical weights and history (except the ``seconds`` entries).
@@ -70,12 +82,12 @@ import torch
 from torch import nn
 
 from sslkit._checks import check_count, check_seed
-from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, logits_of
+from sslkit.algorithms.base import Batch, FitContext, Hook, LossOutput, SSLAlgorithm, logits_of
 from sslkit.device import resolve_device
 from sslkit.models.utils import param_groups
 from sslkit.seeding import derive_seeds, make_generator, seed_everything
 
-__all__ = ["EarlyStopping", "Hook", "Trainer", "cosine_lr_factor"]
+__all__ = ["EarlyStopping", "Hook", "Trainer", "UnlabeledSampler", "cosine_lr_factor"]
 
 _OPTIMIZERS = ("adam", "sgd")
 _SCHEDULES = (None, "cosine")
@@ -192,6 +204,66 @@ class _PermutationStream:
         return batch
 
 
+class UnlabeledSampler:
+    """The unlabeled batches of a fit: the full pool ``range(n)`` or a subset with per-sample weights.
+
+    Batches of ``min(batch_size, pool size)`` indices are cut from an endless stream of random permutations
+    of the current pool (a seeded CPU generator). :meth:`restrict` switches to a subset (paper C Algorithm 1:
+    the coreset, with CRAIG / GradMatch weights); :meth:`reset` returns to the full pool without weights.
+    Either starts a fresh permutation. ``next()`` returns ``(indices into X_u, weights or None)``.
+    """
+
+    def __init__(self, n: int, batch_size: int, generator: torch.Generator, device: torch.device):
+        self.n, self.batch_size = check_count(n, "n", allow_zero=False), check_count(batch_size, "batch_size",
+                                                                                      allow_zero=False)
+        self.generator, self.device = generator, device
+        self.indices = self.weights = None
+        self._stream = _PermutationStream(n, batch_size, generator, device)
+
+    @property
+    def size(self) -> int:
+        """Number of samples in the current pool."""
+        return self.n if self.indices is None else int(self.indices.shape[0])
+
+    @property
+    def restricted(self) -> bool:
+        return self.indices is not None
+
+    def restrict(self, indices, weights=None) -> None:
+        """Sample only ``indices`` (distinct, in ``[0, n)``), each with ``weights`` (positive, finite;
+        None = all 1) multiplying its unlabeled loss."""
+        idx = torch.as_tensor(indices)
+        if idx.dtype == torch.bool or idx.is_floating_point() or idx.dim() != 1 or idx.numel() == 0:
+            raise ValueError(f"indices must be a non-empty 1-D integer array, got {idx.dtype} of shape {tuple(idx.shape)}")
+        idx = idx.to(torch.int64).cpu()
+        if int(idx.min()) < 0 or int(idx.max()) >= self.n:
+            raise ValueError(f"indices must lie in [0, {self.n}) (the unlabeled pool), got [{int(idx.min())}, "
+                             f"{int(idx.max())}]")
+        if torch.unique(idx).numel() != idx.numel():
+            raise ValueError("indices must be distinct (a coreset is a set)")
+        w = None
+        if weights is not None:
+            w = torch.as_tensor(weights, dtype=torch.float32).cpu()
+            if w.shape != idx.shape:
+                raise ValueError(f"weights must have one entry per index ({idx.numel()}), got shape {tuple(w.shape)}")
+            if not bool(torch.isfinite(w).all()) or bool((w <= 0).any()):
+                raise ValueError("weights must be positive and finite")
+            w = w.to(self.device)
+        self.indices, self.weights = idx.to(self.device), w
+        self._stream = _PermutationStream(idx.numel(), self.batch_size, self.generator, self.device)
+
+    def reset(self) -> None:
+        """Back to the full pool, without weights."""
+        self.indices = self.weights = None
+        self._stream = _PermutationStream(self.n, self.batch_size, self.generator, self.device)
+
+    def next(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        pos = self._stream.next()
+        if self.indices is None:
+            return pos, None
+        return self.indices[pos], (None if self.weights is None else self.weights[pos])
+
+
 # ----------------------------------------------------------------------------------------------- trainer
 
 class Trainer:
@@ -208,9 +280,13 @@ class Trainer:
         (``momentum`` / ``nesterov`` only for SGD).
     schedule : None (constant lr) or "cosine" (FixMatch ``cos(7 pi t / 16 T)``).
     epochs : maximum number of epochs.
-    iterations_per_epoch : None (one pass over the labeled set) or a fixed number of steps per epoch.
+    iterations_per_epoch : None (one pass over the labeled set), a fixed number of steps per epoch, or
+        "unlabeled" (one pass over the current unlabeled pool, which a coreset callback may shrink).
+    total_steps : None (``epochs * steps per epoch`` at the start) or the planned number of optimiser steps
+        for the cosine schedule and the algorithms' ramp-ups (``ctx.total_steps``).
     batch_size, unlabeled_batch_size : labeled / unlabeled batch sizes (paper A: 64 / 256).
-    ema_decay : None or d in [0, 1): evaluate with EMA weights.
+    ema_decay : None or d in [0, 1): keep an EMA teacher, evaluate with it. ema_warmup : Mean Teacher's
+        ``d_t = min(d, 1 - 1/(t+1))``.
     amp : "auto", True or False (see module docstring).
     early_stopping : None or :class:`EarlyStopping` (requires validation data in ``fit``).
     hooks : iterable of :class:`Hook`.
@@ -228,7 +304,8 @@ class Trainer:
     def __init__(self, model, algorithm, *, device="auto", optimizer="adam", lr=1e-3, weight_decay=1e-4,
                  momentum=0.9, nesterov=True, schedule=None, epochs=200, iterations_per_epoch=None,
                  batch_size=64, unlabeled_batch_size=256, ema_decay=None, amp="auto", early_stopping=None,
-                 hooks=(), seed=0, progress=True, num_classes=None, decay_norm_and_bias=True):
+                 hooks=(), seed=0, progress=True, num_classes=None, decay_norm_and_bias=True, total_steps=None,
+                 ema_warmup=False):
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         if not isinstance(algorithm, SSLAlgorithm):
@@ -243,8 +320,21 @@ class Trainer:
         if self.momentum >= 1:
             raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
         self.epochs = check_count(epochs, "epochs", allow_zero=False)
-        self.iterations_per_epoch = (None if iterations_per_epoch is None
-                                     else check_count(iterations_per_epoch, "iterations_per_epoch", allow_zero=False))
+        if iterations_per_epoch == "unlabeled":
+            if not algorithm.uses_unlabeled:
+                raise ValueError(f"iterations_per_epoch='unlabeled' needs an algorithm that uses unlabeled data; "
+                                 f"{algorithm.name!r} does not")
+            self.iterations_per_epoch = "unlabeled"
+        else:
+            self.iterations_per_epoch = (None if iterations_per_epoch is None
+                                         else check_count(iterations_per_epoch, "iterations_per_epoch",
+                                                          allow_zero=False))
+        self.total_steps = None if total_steps is None else check_count(total_steps, "total_steps", allow_zero=False)
+        if not isinstance(ema_warmup, bool):
+            raise TypeError(f"ema_warmup must be True or False, got {ema_warmup!r}")
+        if ema_warmup and ema_decay is None:
+            raise ValueError("ema_warmup=True needs ema_decay")
+        self.ema_warmup = ema_warmup
         self.batch_size = check_count(batch_size, "batch_size", allow_zero=False)
         self.unlabeled_batch_size = check_count(unlabeled_batch_size, "unlabeled_batch_size", allow_zero=False)
         if ema_decay is not None:
@@ -277,7 +367,7 @@ class Trainer:
         """Train on labeled ``(X_l, y_l)`` (+ unlabeled ``X_u`` if the algorithm uses it); return self.
 
         The model is trained in place, starting from its current weights; a second ``fit`` continues
-        from them with a fresh optimiser, EMA copy, history and counters.
+        from them with a fresh optimiser, EMA copy, sampler, history and counters.
 
         ``X_u`` is ignored (not moved to the device) when ``algorithm.uses_unlabeled`` is False.
         ``X_val, y_val`` give the per-epoch validation accuracy used for early stopping.
@@ -287,9 +377,38 @@ class Trainer:
         self.device_ = device
         seed_everything(self.seed)
         seed_l, seed_u = derive_seeds(self.seed, 2)
-        algo = self.algorithm
+        self._prepare_data(X_l, y_l, X_u, X_val, y_val, device)
+        self._prepare_training(device, seed_l, seed_u)
+        pbar = self._progress_bar()
+        _sync(device)
+        self.timings_["setup"] = time.perf_counter() - t_fit
+        for _ in range(self.epochs):
+            self._run_due(self._hooks["before", "epoch"], self.epoch, device)
+            record = self._train_epoch(device)
+            self._validate(record)
+            for h in self._hooks["after", "epoch"]:
+                if h.due(self.epoch):
+                    self._run_hook(h, device)
+            if self.early_stopping is not None and self._wait >= self.early_stopping.patience:
+                self.stop_training = True
+            if pbar is not None:
+                pbar.update(1)
+                pbar.set_postfix({k2: f"{record[k2]:.4f}" for k2 in ("loss", "val_acc") if k2 in record})
+            if self.stop_training:
+                break
+        if pbar is not None:
+            pbar.close()
+        if self._best_state is not None:
+            self._restore(self._best_state)
+        self.epochs_run_ = self.epoch
+        _sync(device)
+        self.timings_["total"] = time.perf_counter() - t_fit
+        return self
 
-        # ---- data: validate at the boundary, move to the device once
+    # ------------------------------------------------------------------------------ fit: the phases
+    def _prepare_data(self, X_l, y_l, X_u, X_val, y_val, device) -> None:
+        """Validate the arrays at the boundary, move them to the device once, fix ``num_classes_``."""
+        algo = self.algorithm
         Xl = _as_features(X_l, "X_l", device)
         yl = _as_labels(y_l, "y_l", Xl.shape[0], "X_l", device)
         self._feature_shape = tuple(Xl.shape[1:])
@@ -308,7 +427,6 @@ class Trainer:
             yv = _as_labels(y_val, "y_val", Xv.shape[0], "X_val", device)
         if self.early_stopping is not None and Xv is None:
             raise ValueError("early_stopping needs validation data: pass X_val and y_val to fit")
-
         k = self.num_classes
         if k is None:
             k = int(yl.max()) + 1 if yv is None else max(int(yl.max()), int(yv.max())) + 1
@@ -318,7 +436,6 @@ class Trainer:
         self.num_classes_ = k
         # the data as the loop holds them (device tensors), for hooks such as paper A's a* re-estimation
         self.data_ = {"X_l": Xl, "y_l": yl, "X_u": Xu, "X_val": Xv, "y_val": yv}
-
         model = self.model.to(device)
         with torch.no_grad(), _eval_mode(model):
             width = logits_of(model, Xl[:2])
@@ -326,130 +443,133 @@ class Trainer:
             raise ValueError(f"model outputs logits of shape {tuple(width.shape)} but num_classes is {k}"
                              + (" (inferred from the labels; pass num_classes)" if self.num_classes is None else ""))
 
-        # ---- optimisation state
-        n_l = Xl.shape[0]
-        steps_per_epoch = self.iterations_per_epoch or math.ceil(n_l / self.batch_size)
-        self.total_steps_ = self.epochs * steps_per_epoch
-        algo.total_steps = self.total_steps_
-        algo.train_data = self.data_  # e.g. the labeled class counts and validation data (paper A)
-        algo.setup(model, num_classes=k, device=device)
-        all_hooks = self.hooks + list(algo.hooks())
-        for h in all_hooks:
-            if not isinstance(h, Hook):
-                raise TypeError(f"{type(algo).__name__}.hooks() must return Hook objects, got {type(h).__name__}")
-        epoch_hooks = [h for h in all_hooks if h.unit == "epoch"]
-        iter_hooks = [h for h in all_hooks if h.unit == "iteration"]
-
-        self.optimizer_ = self._make_optimizer(model)
-        use_amp = self._resolve_amp(device)
-        self.amp_dtype_ = None
-        if use_amp:
-            self.amp_dtype_ = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        scaler = torch.amp.GradScaler(device.type, enabled=self.amp_dtype_ == torch.float16)
+    def _prepare_training(self, device, seed_l: int, seed_u: int) -> None:
+        """Sampler, EMA teacher, the algorithm's setup, callbacks, optimiser, mixed precision, counters."""
+        model, algo, data = self.model, self.algorithm, self.data_
+        n_l, Xu = data["X_l"].shape[0], data["X_u"]
+        gen_l, gen_u = make_generator(seed_l), make_generator(seed_u)
+        self._gen_l = gen_l
+        self.sampler_ = UnlabeledSampler(Xu.shape[0], self.unlabeled_batch_size, gen_u, device) if Xu is not None \
+            else None
+        self._l_stream = (_PermutationStream(n_l, self.batch_size, gen_l, device)
+                          if self.iterations_per_epoch else None)
+        if self.iterations_per_epoch == "unlabeled":
+            steps_per_epoch = None
+            planned = self.epochs * math.ceil(Xu.shape[0] / self.unlabeled_batch_size)
+        else:
+            steps_per_epoch = self.iterations_per_epoch or math.ceil(n_l / self.batch_size)
+            planned = self.epochs * steps_per_epoch
+        self.total_steps_ = self.total_steps or planned
         self.ema_model_ = None
         if self.ema_decay is not None:
             self.ema_model_ = copy.deepcopy(model).requires_grad_(False).eval()
             self._ema_pairs = (list(self.ema_model_.parameters()), list(model.parameters()),
                                list(self.ema_model_.buffers()), list(model.buffers()))
-
-        gen_l = make_generator(seed_l)
-        gen_u = make_generator(seed_u)
-        l_stream = (_PermutationStream(n_l, self.batch_size, gen_l, device)
-                    if self.iterations_per_epoch else None)
-        u_stream = _PermutationStream(Xu.shape[0], self.unlabeled_batch_size, gen_u, device) if Xu is not None else None
-
+        self.context_ = FitContext(num_classes=self.num_classes_, device=device, total_steps=self.total_steps_,
+                                   steps_per_epoch=steps_per_epoch, data=data, ema_model=self.ema_model_)
+        algo.setup(model, self.context_)
+        all_hooks = self.hooks + list(algo.hooks())
+        for h in all_hooks:
+            if not isinstance(h, Hook):
+                raise TypeError(f"{type(algo).__name__}.hooks() must return Hook objects, got {type(h).__name__}")
+        self._hooks = {(w, u): [h for h in all_hooks if h.when == w and h.unit == u]
+                       for w in ("before", "after") for u in ("epoch", "iteration")}
+        self.optimizer_ = self._make_optimizer(model)
+        self.amp_dtype_ = None
+        if self._resolve_amp(device):
+            self.amp_dtype_ = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        self._scaler = torch.amp.GradScaler(device.type, enabled=self.amp_dtype_ == torch.float16)
         self.epoch, self.iteration, self.stop_training = 0, 0, False
         self.history_ = []
         self.best_epoch_ = self.best_val_acc_ = None
         self.timings_ = {"setup": 0.0, "train": 0.0, "eval": 0.0, "hooks": 0.0, "total": 0.0}
         for h in all_hooks:
             self.timings_[f"hook:{h.name}"] = 0.0
-        best_state, wait = None, 0
-        pbar = self._progress_bar()
-        _sync(device)
-        self.timings_["setup"] = time.perf_counter() - t_fit
+        self._best_state, self._wait = None, 0
 
-        # ---- the loop
-        for _ in range(self.epochs):
-            model.train()
-            t_epoch = time.perf_counter()
-            hook_seconds = 0.0
-            sums, counts, n_it = {}, {}, 0
-            if l_stream is None:
-                perm = torch.randperm(n_l, generator=gen_l).to(device)
-                batches = (perm[i:i + self.batch_size] for i in range(0, n_l, self.batch_size))
-            else:
-                batches = (l_stream.next() for _ in range(self.iterations_per_epoch))
-            for idx in batches:
-                u_idx = u_stream.next() if u_stream is not None else None
-                x_u = Xu[u_idx] if u_idx is not None else None
-                extra = {"u_idx": u_idx} if u_idx is not None and algo.needs_unlabeled_indices else {}
-                with self._autocast(device):
-                    out = algo.loss(model, Xl[idx], yl[idx], x_u, step=self.iteration, **extra)
-                if not isinstance(out, LossOutput):
-                    raise TypeError(f"{type(algo).__name__}.loss() must return a LossOutput, got {type(out).__name__}")
-                self.optimizer_.zero_grad(set_to_none=True)
-                scaler.scale(out.loss).backward()
-                scaler.step(self.optimizer_)
-                scaler.update()
-                self.iteration += 1
-                n_it += 1
-                self._set_lr(self.iteration)
-                if self.ema_model_ is not None:
-                    self._ema_update()
-                _accumulate(sums, counts, out)
-                for h in iter_hooks:
-                    if h.due(self.iteration):
-                        hook_seconds += self._run_hook(h, device)
-                if self.stop_training:
-                    break
-            _sync(device)
-            self.timings_["train"] += time.perf_counter() - t_epoch - hook_seconds
-            self.epoch += 1
+    def _labeled_batches(self, device):
+        """The labeled index batches of one epoch (and so the epoch's length)."""
+        n_l = self.data_["X_l"].shape[0]
+        if self._l_stream is None:
+            perm = torch.randperm(n_l, generator=self._gen_l).to(device)
+            return (perm[i:i + self.batch_size] for i in range(0, n_l, self.batch_size))
+        n_it = self.iterations_per_epoch
+        if n_it == "unlabeled":
+            n_it = math.ceil(self.sampler_.size / self.unlabeled_batch_size)
+        return (self._l_stream.next() for _ in range(n_it))
 
-            record = {"epoch": self.epoch, "iterations": n_it}
-            record.update({key: float(sums[key]) / counts[key] for key in sums})
-            if not math.isfinite(record["loss"]):
-                raise FloatingPointError(f"training loss is {record['loss']} in epoch {self.epoch}: "
-                                         "lower the learning rate or check the inputs")
-            if Xv is not None:
-                t_eval = time.perf_counter()
-                val_acc = self._accuracy(Xv, yv)
-                self.timings_["eval"] += time.perf_counter() - t_eval
-                record["val_acc"] = val_acc
-                es = self.early_stopping or EarlyStopping(patience=1, min_delta=0.0)
-                warmup = self.epoch <= es.start_epoch
-                if warmup and not es.watch_warmup:
-                    pass  # not monitored yet (warm-up)
-                elif self.best_val_acc_ is None or es.is_improvement(val_acc, self.best_val_acc_):
-                    self.best_val_acc_, self.best_epoch_, wait = val_acc, self.epoch, 0
-                    if self.early_stopping is not None:
-                        best_state = self._snapshot()
-                elif not warmup:
-                    wait += 1
-            record["lr"] = self.optimizer_.param_groups[0]["lr"]
-            record["seconds"] = time.perf_counter() - t_epoch
-            self.history_.append(record)
-
-            for h in epoch_hooks:
-                if h.due(self.epoch):
-                    self._run_hook(h, device)
-            if self.early_stopping is not None and wait >= self.early_stopping.patience:
-                self.stop_training = True
-            if pbar is not None:
-                pbar.update(1)
-                pbar.set_postfix({k2: f"{record[k2]:.4f}" for k2 in ("loss", "val_acc") if k2 in record})
+    def _train_epoch(self, device) -> dict:
+        """One epoch of optimiser steps; returns the epoch's history record (before validation)."""
+        model, algo, data = self.model, self.algorithm, self.data_
+        Xl, yl, Xu = data["X_l"], data["y_l"], data["X_u"]
+        model.train()
+        t_epoch = time.perf_counter()
+        hook_seconds = 0.0
+        sums, counts, n_it = {}, {}, 0
+        for idx in self._labeled_batches(device):
+            hook_seconds += self._run_due(self._hooks["before", "iteration"], self.iteration, device)
+            u_idx = u_w = None
+            if self.sampler_ is not None:
+                u_idx, u_w = self.sampler_.next()
+            batch = Batch(Xl[idx], yl[idx], Xu[u_idx] if u_idx is not None else None, u_idx, u_w,
+                          step=self.iteration, epoch=self.epoch)
+            with self._autocast(device):
+                out = algo.loss(model, batch)
+            if not isinstance(out, LossOutput):
+                raise TypeError(f"{type(algo).__name__}.loss() must return a LossOutput, got {type(out).__name__}")
+            self.optimizer_.zero_grad(set_to_none=True)
+            self._scaler.scale(out.loss).backward()
+            self._scaler.step(self.optimizer_)
+            self._scaler.update()
+            self.iteration += 1
+            n_it += 1
+            self._set_lr(self.iteration)
+            if self.ema_model_ is not None:
+                self._ema_update()
+            _accumulate(sums, counts, out)
+            hook_seconds += self._run_due(self._hooks["after", "iteration"], self.iteration, device)
             if self.stop_training:
                 break
-
-        if pbar is not None:
-            pbar.close()
-        if best_state is not None:
-            self._restore(best_state)
-        self.epochs_run_ = self.epoch
         _sync(device)
-        self.timings_["total"] = time.perf_counter() - t_fit
-        return self
+        self.timings_["train"] += time.perf_counter() - t_epoch - hook_seconds
+        self.epoch += 1
+        record = {"epoch": self.epoch, "iterations": n_it}
+        record.update({key: float(sums[key]) / counts[key] for key in sums})
+        if "loss" in record and not math.isfinite(record["loss"]):
+            raise FloatingPointError(f"training loss is {record['loss']} in epoch {self.epoch}: "
+                                     "lower the learning rate or check the inputs")
+        self._t_epoch = t_epoch
+        return record
+
+    def _validate(self, record: dict) -> None:
+        """Validation accuracy, best epoch and patience; appends ``record`` to ``history_``."""
+        Xv, yv = self.data_["X_val"], self.data_["y_val"]
+        if Xv is not None:
+            t_eval = time.perf_counter()
+            val_acc = self._accuracy(Xv, yv)
+            self.timings_["eval"] += time.perf_counter() - t_eval
+            record["val_acc"] = val_acc
+            es = self.early_stopping or EarlyStopping(patience=1, min_delta=0.0)
+            warmup = self.epoch <= es.start_epoch
+            if warmup and not es.watch_warmup:
+                pass  # not monitored yet (warm-up)
+            elif self.best_val_acc_ is None or es.is_improvement(val_acc, self.best_val_acc_):
+                self.best_val_acc_, self.best_epoch_, self._wait = val_acc, self.epoch, 0
+                if self.early_stopping is not None:
+                    self._best_state = self._snapshot()
+            elif not warmup:
+                self._wait += 1
+        record["lr"] = self.optimizer_.param_groups[0]["lr"]
+        record["seconds"] = time.perf_counter() - self._t_epoch
+        self.history_.append(record)
+
+    def _run_due(self, hooks, count: int, device) -> float:
+        """Run the hooks of ``hooks`` due at ``count``; return the seconds they took."""
+        seconds = 0.0
+        for h in hooks:
+            if h.due(count):
+                seconds += self._run_hook(h, device)
+        return seconds
 
     # ------------------------------------------------------------------------------------ inference
     @property
@@ -541,6 +661,8 @@ class Trainer:
     def _ema_update(self) -> None:
         ema_p, p, ema_b, b = self._ema_pairs
         d = self.ema_decay
+        if self.ema_warmup:  # Mean Teacher: min(d, 1 - 1/(t+1)) after the t-th step
+            d = min(d, 1.0 - 1.0 / (self.iteration + 1))
         torch._foreach_mul_(ema_p, d)
         torch._foreach_add_(ema_p, p, alpha=1.0 - d)
         for eb, mb in zip(ema_b, b):

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sslkit.algorithms import Batch, FitContext
 from sslkit.algorithms import Hook, LossOutput, SSLAlgorithm, Supervised, frozen_bn, logits_of
 from sslkit.seeding import derive_seeds, make_generator, seed_everything
 
@@ -96,10 +97,10 @@ def test_loss_output_validation():
 
 def test_base_algorithm_defaults():
     algo = SSLAlgorithm()
-    assert algo.uses_unlabeled is False and algo.hooks() == [] and algo.total_steps is None
-    assert algo.setup(nn.Linear(2, 2), num_classes=2, device=torch.device("cpu")) is None
+    assert algo.uses_unlabeled is False and algo.hooks() == []
+    assert algo.setup(nn.Linear(2, 2), FitContext(num_classes=2, device=torch.device("cpu"))) is None
     with pytest.raises(NotImplementedError):
-        algo.loss(nn.Linear(2, 2), torch.zeros(1, 2), torch.zeros(1, dtype=torch.long), None, step=0)
+        algo.loss(nn.Linear(2, 2), Batch(torch.zeros(1, 2), torch.zeros(1, dtype=torch.long), None, step=0))
 
 
 def test_hook_validation_and_due():
@@ -135,7 +136,7 @@ def test_supervised_loss_is_cross_entropy_with_gradient():
     x, y = torch.randn(6, 3), torch.tensor([0, 1, 1, 0, 1, 0])
     algo = Supervised()
     assert algo.name == "supervised" and algo.uses_unlabeled is False
-    out = algo.loss(model, x, y, None, step=0)
+    out = algo.loss(model, Batch(x, y, None, step=0))
     expect = F.cross_entropy(model(x)[0], y)
     assert torch.allclose(out.loss, expect, rtol=1e-6)
     assert float(out.logs["loss"]) == pytest.approx(float(expect.detach()), rel=1e-6)
@@ -146,7 +147,7 @@ def test_supervised_loss_is_cross_entropy_with_gradient():
     lin = nn.Linear(1, 2, bias=False)
     with torch.no_grad():
         lin.weight.copy_(torch.tensor([[1.0], [0.0]]))
-    loss = Supervised().loss(lin, torch.tensor([[2.0]]), torch.tensor([1]), None, step=0).loss
+    loss = Supervised().loss(lin, Batch(torch.tensor([[2.0]]), torch.tensor([1]), None, step=0)).loss
     assert float(loss.detach()) == pytest.approx(np.log(1 + np.exp(2.0)), rel=1e-6)
 
 

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sslkit.algorithms import Batch, FitContext
 from sslkit.algorithms import (
     PNU,
     VAT,
@@ -71,7 +72,7 @@ def ids(a, b):
 
 
 def setup(algo, k, model=None):
-    algo.setup(model, num_classes=k, device=CPU)
+    algo.setup(model, FitContext(num_classes=k, device=CPU))
     return algo
 
 
@@ -111,13 +112,13 @@ def test_supervised_risk_equals_pn_risk_and_ignores_unlabeled():
     model, y = Table(9, 3), torch.tensor([0, 0, 1, 1, 1, 2, 2, 2, 2])
     algo = setup(SupervisedRisk(prior, n_per_class=np.bincount(y.numpy())), 3)
     assert algo.uses_unlabeled is False and np.allclose(algo.a_, prior)
-    out = algo.loss(model, ids(0, 9), y, None, step=0)
+    out = algo.loss(model, Batch(ids(0, 9), y, None, step=0))
     R = component_risks(loss_matrix(model.W, "ce"), y, 3)
     pn = sum(prior[i] * R[i, i] for i in range(3))
     assert torch.allclose(out.loss, pn) and torch.allclose(out.logs["loss"], pn.detach())
     # a = θ through the base class gives the same value with any unlabeled batch
     base = setup(LinearRiskAlgorithm(prior, prior, n_per_class=[2, 3, 4]), 3)
-    assert torch.allclose(base.loss(model, ids(0, 9), y, ids(0, 4), step=0).loss, pn)
+    assert torch.allclose(base.loss(model, Batch(ids(0, 9), y, ids(0, 4), step=0)).loss, pn)
 
 
 def test_linear_risk_full_batch_equals_sslkit_risk_value():
@@ -125,7 +126,7 @@ def test_linear_risk_full_batch_equals_sslkit_risk_value():
     prior, a = np.array([0.3, 0.7]), np.array([0.1, 0.9])
     model, y = Table(10, 2), torch.tensor([0, 0, 0, 1, 1, 1, 1])
     algo = setup(LinearRiskAlgorithm(prior, a, nonnegative=False, n_per_class=[3, 4]), 2)
-    out = algo.loss(model, ids(0, 7), y, ids(7, 10), step=0)
+    out = algo.loss(model, Batch(ids(0, 7), y, ids(7, 10), step=0))
     L = loss_matrix(model.W, "ce")
     ref = linear_risk(component_risks(L[:7], y, 2), unlabeled_risks(L[7:]), prior, a)
     assert torch.allclose(out.loss, ref.float(), atol=1e-6)
@@ -144,17 +145,16 @@ def test_ours_ec_and_pnu_use_the_risk_formulas():
         PNU(p3)
 
 
-def test_counts_from_train_data_and_clear_errors():
+def test_counts_from_the_fit_context_and_clear_errors():
     algo = OursEC([0.5, 0.5])
     with pytest.raises(ValueError, match="n_per_class"):
-        algo.setup(None, num_classes=2, device=CPU)
-    algo.train_data = {"y_l": torch.tensor([0, 1, 1, 1])}
-    algo.setup(None, num_classes=2, device=CPU)
+        algo.setup(None, FitContext(num_classes=2, device=CPU))
+    algo.setup(None, FitContext(num_classes=2, device=CPU, data={"y_l": torch.tensor([0, 1, 1, 1])}))
     assert algo.n_per_class_.tolist() == [1, 3]
     with pytest.raises(ValueError, match="no sample of class"):
         OursEC([0.5, 0.5], n_per_class=[4, 0])
     with pytest.raises(ValueError, match="num_classes"):
-        OursEC([0.5, 0.5], n_per_class=[1, 1]).setup(None, num_classes=3, device=CPU)
+        OursEC([0.5, 0.5], n_per_class=[1, 1]).setup(None, FitContext(num_classes=3, device=CPU))
     with pytest.raises(ValueError, match="sum to 1"):
         OursEC([0.5, 0.6])
     with pytest.raises(ValueError, match="nn_rule"):
@@ -194,7 +194,7 @@ def test_nn_correction_logs_clipped_risk_and_follows_the_gradient_rule(rule):
     prior, a = np.array([0.5, 0.5]), np.array([0.2, 0.3])
     model, x_l, y_l, x_u = _violating_case()
     algo = setup(LinearRiskAlgorithm(prior, a, nn_rule=rule, gamma=0.7, n_per_class=[2, 3]), 2)
-    out = algo.loss(model, x_l, y_l, x_u, step=0)
+    out = algo.loss(model, Batch(x_l, y_l, x_u, step=0))
     R, R_u, delta, raw = _reference_terms(model, x_l, y_l, x_u, prior, a)
     assert delta[0] < 0 < delta[1]
     clipped = linear_risk(R, R_u, prior, a, nonnegative=True)
@@ -217,7 +217,7 @@ def test_nn_correction_without_violation_and_when_off_is_the_plain_risk():
     prior, a = np.array([0.5, 0.5]), np.array([0.2, 0.3])
     model, x_l, y_l, x_u = _violating_case()
     off = setup(LinearRiskAlgorithm(prior, a, nonnegative=False, n_per_class=[2, 3]), 2)
-    out = off.loss(model, x_l, y_l, x_u, step=0)
+    out = off.loss(model, Batch(x_l, y_l, x_u, step=0))
     raw = _reference_terms(model, x_l, y_l, x_u, prior, a)[3]
     assert float(out.logs["loss"]) == pytest.approx(float(raw.detach()), rel=1e-6)  # raw, negative Δ kept
     assert torch.allclose(_grads(model, out.loss), _grads(model, raw).float(), atol=1e-6)
@@ -225,13 +225,13 @@ def test_nn_correction_without_violation_and_when_off_is_the_plain_risk():
     model2 = Table(8, 2)  # random logits: check a batch with no violation gives the raw gradient
     for rule in ("per_term", "kiryo", "clip"):
         algo = setup(LinearRiskAlgorithm(prior, a, nn_rule=rule, n_per_class=[2, 3]), 2)
-        o = algo.loss(model2, x_l, y_l, x_u, step=0)
+        o = algo.loss(model2, Batch(x_l, y_l, x_u, step=0))
         _, _, delta, raw2 = _reference_terms(model2, x_l, y_l, x_u, prior, a)
         if (delta >= 0).all():
             assert torch.allclose(_grads(model2, o.loss), _grads(model2, raw2).float(), atol=1e-6)
     # inactive terms (c_j = 0) never trigger the correction
     pn = setup(LinearRiskAlgorithm(prior, prior, n_per_class=[2, 3]), 2)
-    o = pn.loss(model, x_l, y_l, x_u, step=0)
+    o = pn.loss(model, Batch(x_l, y_l, x_u, step=0))
     assert "nn_violations" not in o.logs and float(o.logs["loss"]) == pytest.approx(float(o.loss.detach()))
 
 
@@ -312,9 +312,8 @@ def test_ours_iter_without_validation_data_raises():
     tr = Trainer(MLP(2, 3, hidden=(8,)), algo, epochs=3, device="cpu", progress=False)
     with pytest.raises(ValueError, match="X_val and y_val"):
         tr.fit(X, y, X)
-    algo.train_data = {"y_l": torch.as_tensor(y), "X_val": None}
     with pytest.raises(ValueError, match="X_val and y_val"):
-        algo.setup(None, num_classes=3, device=CPU)
+        algo.setup(None, FitContext(num_classes=3, device=CPU, data={"y_l": torch.as_tensor(y), "X_val": None}))
 
 
 # ------------------------------------------------------------------------- unlabeled gradients
@@ -336,12 +335,12 @@ def test_unlabeled_part_of_each_ssl_loss_has_a_nonzero_parameter_gradient(make):
     torch.manual_seed(0)
     model = MLP(4, 2, hidden=(16,), dropout=0.0)
     algo = make()
-    algo.setup(model, num_classes=2, device=CPU)
+    algo.setup(model, FitContext(num_classes=2, device=CPU))
     x_l, y_l = torch.randn(16, 4), torch.tensor([0] * 4 + [1] * 12)
     grads = []
     for x_u in (torch.randn(32, 4), torch.randn(32, 4) * 2 + 1):
         torch.manual_seed(1)  # same augmentation / noise draws; only the unlabeled batch differs
-        grads.append(_param_grad(model, algo.loss(model, x_l, y_l, x_u, step=0).loss))
+        grads.append(_param_grad(model, algo.loss(model, Batch(x_l, y_l, x_u, step=0)).loss))
     assert (grads[0] - grads[1]).abs().max() > 1e-6
 
 
@@ -356,9 +355,9 @@ def test_pseudo_labels_only_above_threshold_and_loss_is_mean_over_whole_batch():
     with torch.no_grad():
         model.W[4:].copy_(logits)
     algo = PseudoLabel(0.95, warmup_epochs=0, lambda_u=2.0)
-    algo.setup(model, num_classes=2, device=CPU)
+    algo.setup(model, FitContext(num_classes=2, device=CPU))
     x_l, y_l, x_u = ids(0, 4), torch.tensor([0, 1, 0, 1]), ids(4, 8)
-    out = algo.loss(model, x_l, y_l, x_u, step=0)
+    out = algo.loss(model, Batch(x_l, y_l, x_u, step=0))
     ce_u = F.cross_entropy(model.W[4:], labels, reduction="none")
     unsup = (ce_u * mask).sum() / 4  # normalised by the whole unlabeled batch (4), not by the 2 confident
     assert float(out.logs["unsup_loss"]) == pytest.approx(float(unsup.detach()), rel=1e-6)
@@ -388,7 +387,7 @@ def test_vat_keeps_bn_running_stats_and_uses_only_d_gradients():
     ref.load_state_dict(model.state_dict())
     ref(x_l)  # a labeled-only forward: the only update to the running statistics
     algo = VAT(2.0)
-    out = algo.loss(model, x_l, y_l, x_u, step=0)
+    out = algo.loss(model, Batch(x_l, y_l, x_u, step=0))
     for name in ("running_mean", "running_var", "num_batches_tracked"):
         assert torch.equal(getattr(model.bn, name), getattr(ref.bn, name))
     assert all(p.grad is None for p in model.parameters())  # autograd.grad w.r.t. d only
@@ -437,16 +436,16 @@ def test_pl_and_vat_with_a_prior_use_the_pn_risk_as_supervised_term(make):
     algo = make(prior)
     assert "prior=[0.2, 0.5, 0.3]" in repr(algo)
     with pytest.raises(ValueError, match="needs the labels of the full labeled set"):
-        algo.setup(MLP(2, 3, hidden=(8,)), num_classes=3, device=CPU)  # no trainer: no train_data
+        algo.setup(MLP(2, 3, hidden=(8,)), FitContext(num_classes=3, device=CPU))  # no trainer: no train_data
     Trainer(MLP(2, 3, hidden=(8,)), algo, epochs=2, batch_size=7, device="cpu", progress=False).fit(X, y, Xu)
     assert torch.allclose(algo.class_weights_, prior_class_weights(prior, y, 3))
     model = MLP(2, 3, hidden=(8,)).eval()
     Xb, yb, Xub = (torch.as_tensor(v) for v in (X[:7], y[:7], Xu[:16]))
-    out = algo.loss(model, Xb, yb, Xub, step=0)
+    out = algo.loss(model, Batch(Xb, yb, Xub, step=0))
     expected = (F.cross_entropy(logits_of(model, Xb), yb, reduction="none") * algo.class_weights_[yb]).mean()
     assert float(out.logs["sup_loss"]) == pytest.approx(float(expected.detach()), rel=1e-5)
     plain = make(None)
-    plain.setup(MLP(2, 3, hidden=(8,)), num_classes=3, device=CPU)
+    plain.setup(MLP(2, 3, hidden=(8,)), FitContext(num_classes=3, device=CPU))
     assert plain.class_weights_ is None
 
 
@@ -466,19 +465,19 @@ def test_fixmatch_views_normalisation_and_auto_augment():
     ident = FixMatch(weak=lambda x: x, strong=lambda x: x.clamp(0, 1), mean=[0.5], std=[0.25])
     x = torch.rand(4, 1, 8, 8)
     xn = (x - 0.5) / 0.25
-    w, s = ident.views(xn)
+    w, s = ident.views.pair(xn)
     assert torch.allclose(w, xn, atol=1e-6) and torch.allclose(s, xn, atol=1e-6)  # de-/re-normalised
     fm = FixMatch()
-    assert fm.resolve_augment(torch.zeros(2, 5)) == "tabular"
-    assert fm.resolve_augment(torch.zeros(2, 1, 28, 28)) == "mnist"
-    assert fm.resolve_augment(torch.zeros(2, 3, 32, 32)) == "cifar"
+    assert fm.views.family(torch.zeros(2, 5)) == "tabular"
+    assert fm.views.family(torch.zeros(2, 1, 28, 28)) == "mnist"
+    assert fm.views.family(torch.zeros(2, 3, 32, 32)) == "cifar"
     with pytest.raises(ValueError, match="augment"):
-        fm.resolve_augment(torch.zeros(2, 2, 8, 8))
+        fm.views.family(torch.zeros(2, 2, 8, 8))
     with pytest.raises(ValueError, match="mean and std"):
         FixMatch(mean=[0.5])
     torch.manual_seed(0)
     model = MLP(5, 2, hidden=(8,))
-    out = FixMatch(0.0).loss(model, torch.randn(4, 5), torch.tensor([0, 1, 0, 1]), torch.randn(6, 5), step=0)
+    out = FixMatch(0.0).loss(model, Batch(torch.randn(4, 5), torch.tensor([0, 1, 0, 1]), torch.randn(6, 5), step=0))
     assert float(out.logs["mask_rate"]) == 1.0 and float(out.logs["unsup_loss"]) > 0
 
 

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sslkit.algorithms import Batch, FitContext
 from sslkit.algorithms import Hook, LossOutput, SSLAlgorithm, Supervised
 from sslkit.engine import EarlyStopping, Trainer, cosine_lr_factor
 
@@ -77,7 +78,8 @@ class Recorder(SSLAlgorithm):
         self.calls = []
         self.trainer = trainer_ref
 
-    def loss(self, model, x_l, y_l, x_u, *, step):
+    def loss(self, model, batch):
+        x_l, y_l, x_u, step = batch.x_l, batch.y_l, batch.x_u, batch.step
         lr = self.trainer.optimizer_.param_groups[0]["lr"] if self.trainer is not None else None
         self.calls.append({"x_l": x_l.clone(), "y_l": y_l.clone(), "x_u": None if x_u is None else x_u.clone(),
                            "step": step, "training": model.training, "lr": lr})
@@ -205,7 +207,7 @@ def test_cosine_schedule_values():
     algo.trainer = tr
     tr.fit(X, y)
     used = [c["lr"] for c in algo.calls]  # lr used by step t = 0 .. T-1
-    assert tr.total_steps_ == T and algo.total_steps == T
+    assert tr.total_steps_ == T and tr.context_.total_steps == T
     assert used[0] == pytest.approx(0.1, abs=0, rel=1e-12)
     assert used[T // 2] == pytest.approx(0.1 * math.cos(7 * math.pi / 32), rel=1e-12)
     assert seen[-1] == pytest.approx(0.1 * math.cos(7 * math.pi / 16), rel=1e-12)  # after T steps
@@ -493,8 +495,8 @@ def test_bad_model_algorithm_and_loss_output():
         Trainer(net(0), "supervised")
 
     class Bad(SSLAlgorithm):
-        def loss(self, model, x_l, y_l, x_u, *, step):
-            return model(x_l)[0].sum()
+        def loss(self, model, batch):
+            return model(batch.x_l)[0].sum()
 
     X, y = blobs(20)
     with pytest.raises(TypeError, match="LossOutput"):
@@ -505,8 +507,8 @@ def test_bad_model_algorithm_and_loss_output():
 
 def test_non_finite_loss_raises():
     class Exploding(SSLAlgorithm):
-        def loss(self, model, x_l, y_l, x_u, *, step):
-            return LossOutput(model(x_l)[0].sum() * float("nan"))
+        def loss(self, model, batch):
+            return LossOutput(model(batch.x_l)[0].sum() * float("nan"))
 
     X, y = blobs(20)
     with pytest.raises(FloatingPointError, match="epoch 1"):
@@ -523,9 +525,9 @@ def test_mixed_precision_code_path_simulated_on_cpu(monkeypatch, bf16):
     dtypes = []
 
     class Probe(Supervised):
-        def loss(self, model, x_l, y_l, x_u, *, step):
-            dtypes.append(model(x_l)[0].dtype)
-            return super().loss(model, x_l, y_l, x_u, step=step)
+        def loss(self, model, batch):
+            dtypes.append(model(batch.x_l)[0].dtype)
+            return super().loss(model, batch)
 
     tr = quiet(net(0), Probe(), lr=1e-2, epochs=10, batch_size=32).fit(X, y)
     want = torch.bfloat16 if bf16 else torch.float16
@@ -569,19 +571,19 @@ def test_hooks_see_the_data_on_the_device():
     assert seen == {"X_l": (20, 2), "y_l": (20,), "X_u": None, "X_val": (5, 2), "y_val": (5,)}
 
 
-def test_algorithms_that_ask_get_the_unlabeled_indices():
+def test_every_batch_carries_the_unlabeled_indices():
     X = np.random.default_rng(2).normal(size=(16, 2)).astype(np.float32)
     y = (X[:, 0] > 0).astype(np.int64)
     Xu = torch.arange(40, dtype=torch.float32).repeat(2, 1).T.contiguous()  # row i holds (i, i)
     seen = []
 
     class WantsIdx(SSLAlgorithm):
-        uses_unlabeled, needs_unlabeled_indices = True, True
+        uses_unlabeled = True
 
-        def loss(self, model, x_l, y_l, x_u, *, step, u_idx=None):
-            seen.append(bool(torch.equal(x_u[:, 0].long(), u_idx)))
-            logits, _ = model(x_l)
-            return LossOutput(F.cross_entropy(logits, y_l), {})
+        def loss(self, model, batch):
+            seen.append(bool(torch.equal(batch.x_u[:, 0].long(), batch.u_idx)) and batch.u_weight is None)
+            logits, _ = model(batch.x_l)
+            return LossOutput(F.cross_entropy(logits, batch.y_l), {})
 
     Trainer(TinyNet(), WantsIdx(), epochs=2, batch_size=8, unlabeled_batch_size=10, progress=False).fit(X, y, Xu)
     assert seen and all(seen)

@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch import nn
 
+from sslkit.algorithms import Batch, FitContext
 from sslkit.algorithms import FlexMatch, FreeMatch, flexmatch_thresholds, freematch_fairness_loss
 from sslkit.engine import Trainer
 from sslkit.models import MLP
@@ -38,13 +39,13 @@ def logits_for(probs):
 
 def flex(n_u, k, **kw):
     a = FlexMatch(weak=ident, strong=ident, num_unlabeled=n_u, **kw)
-    a.setup(None, num_classes=k, device=CPU)
+    a.setup(None, FitContext(num_classes=k, device=CPU))
     return a
 
 
 def free(k, **kw):
     a = FreeMatch(weak=ident, strong=ident, **kw)
-    a.setup(None, num_classes=k, device=CPU)
+    a.setup(None, FitContext(num_classes=k, device=CPU))
     return a
 
 
@@ -69,9 +70,9 @@ def test_unsupervised_loss_has_gradient_wrt_model_parameters(cls):
         model = MLP(4, 3, hidden=(16,), dropout=0.0)
         kw = {"num_unlabeled": len(X)} if cls is FlexMatch else {"lambda_e": 0.0}
         algo = cls(lambda_u=lam, augment="tabular", **kw)
-        algo.setup(model, num_classes=3, device=CPU)
+        algo.setup(model, FitContext(num_classes=3, device=CPU))
         torch.manual_seed(1)  # same augmentations in both runs
-        out = algo.loss(model, x_l, y_l, x_u, step=0)
+        out = algo.loss(model, Batch(x_l, y_l, x_u, step=0))
         model.zero_grad()
         out.loss.backward()
         grads.append(torch.cat([p.grad.reshape(-1) for p in model.parameters()]))
@@ -100,8 +101,8 @@ def test_flexmatch_threshold_starts_at_zero_so_every_pseudo_label_passes():
     probs = torch.tensor([[0.34, 0.33, 0.33], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
     assert torch.equal(a.mask(probs), torch.ones(3))
     # through loss(): the first step masks everything in, even unconfident rows
-    out = a.loss(LogitsAreInputs(), logits_for(probs[:1]), torch.tensor([0]), logits_for(probs), step=0,
-                 u_idx=torch.tensor([0, 1, 2]))
+    out = a.loss(LogitsAreInputs(), Batch(logits_for(probs[:1]), torch.tensor([0]), logits_for(probs), step=0,
+                 u_idx=torch.tensor([0, 1, 2])))
     assert float(out.logs["mask_rate"]) == 1.0
 
 
@@ -135,7 +136,7 @@ def test_flexmatch_updates_after_masking_and_keeps_latest_confident_label():
     x_l, y_l = logits_for([[0.9, 0.1]]), torch.tensor([0])
     # step 1: thresholds 0 -> all in; afterwards samples 0, 1 are confident class 0
     p1 = torch.tensor([[0.99, 0.01], [0.97, 0.03], [0.6, 0.4]])
-    out = a.loss(model, x_l, y_l, logits_for(p1), step=0, u_idx=torch.tensor([0, 1, 2]))
+    out = a.loss(model, Batch(x_l, y_l, logits_for(p1), step=0, u_idx=torch.tensor([0, 1, 2])))
     assert float(out.logs["mask_rate"]) == 1.0
     assert a.selected_label_.tolist() == [0, 0, -1, -1]
     # beta = (2, 0) / max(2, #unused = 2) = (1, 0): thresholds (0.95, 0)
@@ -143,7 +144,7 @@ def test_flexmatch_updates_after_masking_and_keeps_latest_confident_label():
     # step 2 uses those thresholds: 0.96 (class 0) in, 0.6 (class 0) out, 0.55 class 1 in (threshold 0)
     before = a.class_thresholds().clone()
     p2 = torch.tensor([[0.96, 0.04], [0.6, 0.4], [0.45, 0.55], [0.02, 0.98]])
-    out = a.loss(model, x_l, y_l, logits_for(p2), step=1, u_idx=torch.tensor([2, 0, 3, 1]))
+    out = a.loss(model, Batch(x_l, y_l, logits_for(p2), step=1, u_idx=torch.tensor([2, 0, 3, 1])))
     expected_mask = (p2.max(1).values >= before[p2.argmax(1)]).float()
     assert expected_mask.tolist() == [1.0, 0.0, 1.0, 1.0]
     assert float(out.logs["mask_rate"]) == pytest.approx(0.75)
@@ -173,7 +174,7 @@ def test_flexmatch_bad_inputs():
     with pytest.raises(ValueError, match="num_unlabeled"):
         FlexMatch(num_unlabeled=0)
     with pytest.raises(ValueError, match="num_unlabeled"):
-        FlexMatch().setup(None, num_classes=3, device=CPU)
+        FlexMatch().setup(None, FitContext(num_classes=3, device=CPU))
     with pytest.raises(RuntimeError, match="setup"):
         FlexMatch(num_unlabeled=3).class_thresholds()
     a = flex(4, 2)
@@ -181,7 +182,7 @@ def test_flexmatch_bad_inputs():
     for bad, err in ((torch.tensor([0, 4]), ValueError), (torch.tensor([0]), ValueError),
                      (torch.tensor([0.0, 1.0]), ValueError), ([0, 1], TypeError)):
         with pytest.raises(err, match="u_idx"):
-            a.loss(LogitsAreInputs(), x_l, y_l, x_u, step=0, u_idx=bad)
+            a.loss(LogitsAreInputs(), Batch(x_l, y_l, x_u, step=0, u_idx=bad))
 
 
 def test_flexmatch_exact_state_matches_brute_force_in_a_local_training_loop():
@@ -192,7 +193,7 @@ def test_flexmatch_exact_state_matches_brute_force_in_a_local_training_loop():
     lab = torch.tensor([0, 30, 60])
     model = MLP(2, 3, hidden=(8,), dropout=0.0)  # no BN/dropout: rows are independent
     algo = FlexMatch(0.7, weak=ident, strong=lambda x: x + 0.3 * torch.randn_like(x), num_unlabeled=n_u)
-    algo.setup(model, num_classes=3, device=CPU)
+    algo.setup(model, FitContext(num_classes=3, device=CPU))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     latest = {}
     g = torch.Generator().manual_seed(0)
@@ -203,7 +204,7 @@ def test_flexmatch_exact_state_matches_brute_force_in_a_local_training_loop():
         for i, c, p in zip(u_idx.tolist(), conf.tolist(), pred.tolist()):
             if c >= 0.7:
                 latest[i] = p
-        out = algo.loss(model, X[lab], torch.tensor([0, 1, 2]), X[u_idx], step=step, u_idx=u_idx)
+        out = algo.loss(model, Batch(X[lab], torch.tensor([0, 1, 2]), X[u_idx], step=step, u_idx=u_idx))
         opt.zero_grad()
         out.loss.backward()
         opt.step()
@@ -229,7 +230,7 @@ def test_freematch_ema_updates_before_masking_equal_hand_computation(use_quantil
     m = 0.5
     a = free(2, ema_p=m, use_quantile=use_quantile)
     p = torch.tensor([[0.9, 0.1], [0.6, 0.4], [0.7, 0.3], [0.2, 0.8]])
-    out = a.loss(LogitsAreInputs(), logits_for([[0.9, 0.1]]), torch.tensor([0]), logits_for(p), step=0)
+    out = a.loss(LogitsAreInputs(), Batch(logits_for([[0.9, 0.1]]), torch.tensor([0]), logits_for(p), step=0))
     conf = np.array([0.9, 0.6, 0.7, 0.8])
     batch_tau = np.quantile(conf, 0.8) if use_quantile else conf.mean()  # mean 0.75; quantile 0.82
     tau = m * 0.5 + (1 - m) * batch_tau

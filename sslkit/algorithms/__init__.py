@@ -4,16 +4,26 @@ Each method is one :class:`SSLAlgorithm` subclass; the training loop is :class:`
 """
 
 from sslkit.algorithms.base import (
+    Batch,
+    FitContext,
     Hook,
     LossOutput,
     SSLAlgorithm,
+    UnlabeledLosses,
+    eval_logits,
+    forward,
     frozen_bn,
     logits_of,
+    masked_ce,
     supervised_ce,
+    weighted_mean,
 )
 from sslkit.algorithms.supervised import Supervised
+from sslkit.algorithms.views import Views, weak_strong_forward
 
-__all__ = ["Hook", "LossOutput", "SSLAlgorithm", "Supervised", "frozen_bn", "logits_of", "supervised_ce"]
+__all__ = ["Batch", "FitContext", "Hook", "LossOutput", "SSLAlgorithm", "UnlabeledLosses", "Supervised", "Views",
+           "eval_logits", "forward", "frozen_bn", "logits_of", "masked_ce", "supervised_ce", "weak_strong_forward",
+           "weighted_mean"]
 
 # paper A (risk rewrite) and its SSL baselines
 from sslkit.algorithms.fixmatch import FixMatch, fixmatch_unsup_loss  # noqa: E402
@@ -41,3 +51,13 @@ from sslkit.algorithms.flexmatch import FlexMatch, flexmatch_thresholds  # noqa:
 from sslkit.algorithms.freematch import FreeMatch, freematch_fairness_loss  # noqa: E402
 
 __all__ += ["FlexMatch", "flexmatch_thresholds", "FreeMatch", "freematch_fairness_loss"]
+
+# paper C (Retrieve): Mean Teacher beside VAT and FixMatch
+from sslkit.algorithms.mean_teacher import MeanTeacher, sigmoid_rampup  # noqa: E402
+
+__all__ += ["MeanTeacher", "sigmoid_rampup"]
+
+#: every registered algorithm: name -> class (the contract tests run over all of them)
+REGISTRY = {cls.name: cls for cls in (Supervised, SupervisedRisk, PNU, OursEC, OursIter, PseudoLabel, VAT, FixMatch,
+                                      FlexMatch, FreeMatch, MeanTeacher)}
+__all__ += ["REGISTRY"]

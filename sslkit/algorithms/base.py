@@ -1,23 +1,31 @@
-"""The interface every semi-supervised method implements, and small helpers shared by methods.
+"""The contract every semi-supervised method implements, and the small helpers methods share.
 
-An SSL method is one object (USB's ``AlgorithmBase`` idea, without the loop inside it): given the model, a
-labeled batch and an unlabeled batch, it returns the loss to back-propagate and the numbers to log. The
-training loop (:class:`sslkit.engine.Trainer`) owns everything else: device, optimiser, schedule, EMA,
-mixed precision, early stopping, hooks, seeding, timing.
+An SSL method is one object (USB's ``AlgorithmBase`` idea, without the loop inside it): given the model and
+one :class:`Batch` it returns a :class:`LossOutput`. The training loop (:class:`sslkit.engine.Trainer`) owns
+everything else: device, optimiser, schedule, EMA teacher, mixed precision, early stopping, the unlabeled
+sampler, callbacks, seeding, timing.
 
-Contents:
+The contract, in full:
 
-* :class:`LossOutput` -- ``loss`` (back-propagated) and ``logs`` (recorded); they may differ, e.g. with
-  the non-negative risk correction of nnPU / paper A, where the gradient step uses ``-gamma * Delta`` but
-  the logged risk is the corrected value (reference-implementations.md section 6, item 10).
-* :class:`SSLAlgorithm` -- base class: ``name``, ``uses_unlabeled``, ``setup``, ``loss``, ``hooks``.
-* :class:`Hook` -- ``fn(trainer)`` called every ``every`` epochs or iterations (defined here so that
-  algorithms can declare hooks without importing the engine; re-exported by :mod:`sslkit.engine`).
-* :func:`frozen_bn` -- context manager that stops BatchNorm running-statistics updates during extra
-  forward passes (VAT's adversarial passes, paper A App. C; USB's ``Bn_Controller``).
-* :func:`logits_of` -- the logits of a model that returns ``(logits, features)``.
-* :func:`supervised_ce` -- the supervised term of an SSL loss: plain cross-entropy, or with per-class weights
-  (:func:`sslkit.algorithms.risk_rewrite.prior_class_weights`) paper A's PN risk ``Σ_j θ_j R̂_jj``.
+* :meth:`SSLAlgorithm.setup` ``(model, ctx)`` -- called once per ``fit`` with a :class:`FitContext`
+  (number of classes, device, planned steps, the fit's data, the labeled class counts, the trainer's EMA
+  teacher). Nothing is written into the algorithm from outside.
+* :meth:`SSLAlgorithm.loss` ``(model, batch)`` -- one :class:`Batch`: labeled inputs and labels, unlabeled
+  inputs, their indices in the unlabeled pool, their per-sample weights (None = all 1), the global step and
+  the epoch. No signature flags.
+* :class:`LossOutput` -- ``loss`` (back-propagated), ``logs`` (recorded) and, for methods with an unlabeled
+  term, ``unlabeled`` (:class:`UnlabeledLosses`): the per-sample unlabeled losses ``l_j``, their mask
+  ``m_j``, and the logits (with their graph) and penultimate features they were computed from. The method's
+  logged ``unsup_loss`` is their weighted mean ``mean_j(w_j m_j l_j)`` (:func:`weighted_mean`), so a
+  selection method (paper C) can ask any algorithm for its per-sample losses and their gradients with respect
+  to the logits without knowing which algorithm it is.
+* :meth:`SSLAlgorithm.hooks` -- :class:`Hook` callbacks with declared schedules (start after N units, then
+  every R, before or after the unit), e.g. "after the warm-up, every r epochs" of Pseudo-Label and Ours (Iter).
+
+Helpers: :func:`forward` (logits and features of a model), :func:`logits_of`, :func:`masked_ce` (the masked
+per-sample consistency loss of FixMatch-style methods), :func:`supervised_ce`, :func:`eval_logits`,
+:func:`frozen_bn` (BatchNorm statistics frozen in extra forward passes; paper A App. C, USB's
+``Bn_Controller``).
 """
 
 from __future__ import annotations
@@ -31,9 +39,108 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["LossOutput", "SSLAlgorithm", "Hook", "frozen_bn", "logits_of", "supervised_ce"]
+__all__ = ["Batch", "FitContext", "Hook", "LossOutput", "SSLAlgorithm", "UnlabeledLosses", "eval_logits",
+           "forward", "frozen_bn", "logits_of", "masked_ce", "supervised_ce", "weighted_mean"]
 
 HOOK_UNITS = ("epoch", "iteration")
+HOOK_POINTS = ("after", "before")
+
+
+@dataclass
+class Batch:
+    """One training step's inputs, as the trainer passes them to :meth:`SSLAlgorithm.loss`.
+
+    ``x_l, y_l``: labeled inputs and int64 labels. ``x_u``: unlabeled inputs (None for methods that use
+    none). ``u_idx``: int64 indices of the rows of ``x_u`` in the unlabeled pool ``X_u`` (per-sample state
+    such as FlexMatch's; paper C's coreset). ``u_weight``: per-sample weights of the unlabeled loss (paper C
+    eq. 2 with CRAIG / GradMatch weights), None meaning all 1 -- methods combine their per-sample losses with
+    :func:`weighted_mean`. ``step``: global optimiser step (0-based); ``epoch``: completed epochs.
+    ``update_state``: False when the batch is evaluated for inspection (e.g. a coreset selection pass), so
+    stateful methods (FlexMatch, FreeMatch) must not update their statistics.
+    """
+
+    x_l: torch.Tensor
+    y_l: torch.Tensor
+    x_u: torch.Tensor | None = None
+    u_idx: torch.Tensor | None = None
+    u_weight: torch.Tensor | None = None
+    step: int = 0
+    epoch: int = 0
+    update_state: bool = True
+
+
+@dataclass
+class FitContext:
+    """What an algorithm learns about the fit at :meth:`SSLAlgorithm.setup` (built by the trainer).
+
+    ``num_classes``, ``device``; ``total_steps``: the planned number of optimiser steps (for ramp-ups, None
+    outside a trainer); ``steps_per_epoch`` (None when epochs follow the unlabeled pool); ``data``: the fit's
+    device tensors ``X_l, y_l, X_u, X_val, y_val`` (missing keys mean not given); ``ema_model``: the trainer's
+    EMA teacher (None without ``ema_decay``). Built by hand for use outside a trainer:
+    ``FitContext(num_classes=3, device="cpu", data={"y_l": y})``.
+    """
+
+    num_classes: int
+    device: torch.device | str = "cpu"
+    total_steps: int | None = None
+    steps_per_epoch: int | None = None
+    data: dict = field(default_factory=dict)
+    ema_model: nn.Module | None = None
+
+    def __post_init__(self):
+        if isinstance(self.num_classes, bool) or not isinstance(self.num_classes, numbers.Integral) \
+                or self.num_classes < 1:
+            raise ValueError(f"num_classes must be a positive integer, got {self.num_classes!r}")
+        self.num_classes = int(self.num_classes)
+        self.device = torch.device(self.device)
+        if not isinstance(self.data, dict):
+            raise TypeError(f"data must be a dict of tensors, got {type(self.data).__name__}")
+
+    def get(self, key: str):
+        """``data[key]``, or None when that array was not given."""
+        return self.data.get(key)
+
+    @property
+    def class_counts(self) -> torch.Tensor | None:
+        """Labeled samples per class (int64, ``num_classes``), or None without ``y_l``."""
+        y = self.get("y_l")
+        return None if y is None else torch.bincount(torch.as_tensor(y).reshape(-1).cpu(), minlength=self.num_classes)
+
+    @property
+    def num_unlabeled(self) -> int | None:
+        """Size of the unlabeled pool ``X_u``, or None without it."""
+        x = self.get("X_u")
+        return None if x is None else int(x.shape[0])
+
+
+@dataclass
+class UnlabeledLosses:
+    """Per-sample unlabeled losses of one batch (the ``l_u(x_j, θ)`` and ``m_j`` of paper C eq. 2).
+
+    ``losses``: (B,) ``l_j`` with their graph; ``mask``: (B,) 0/1 floats or None (all 1); ``logits``: (B, C)
+    the student logits the losses depend on (with their graph), so ``∂l_j/∂z_j`` comes from
+    ``torch.autograd.grad(losses.sum(), logits)``; ``features``: (B, D) the penultimate features those logits
+    were computed from (None when the model returns bare logits) -- together the closed-form last-layer
+    gradients of paper C §3.4.
+    """
+
+    losses: torch.Tensor
+    mask: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    features: torch.Tensor | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.losses, torch.Tensor) or self.losses.dim() != 1:
+            raise TypeError("UnlabeledLosses.losses must be a 1-D tensor (one loss per unlabeled sample)")
+        n = self.losses.shape[0]
+        for name in ("mask", "logits", "features"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, torch.Tensor) or v.shape[0] != n):
+                raise ValueError(f"UnlabeledLosses.{name} must be a tensor with {n} rows (one per loss)")
+
+    def masked(self) -> torch.Tensor:
+        """``m_j l_j`` (B,)."""
+        return self.losses if self.mask is None else self.losses * self.mask
 
 
 @dataclass
@@ -45,10 +152,13 @@ class LossOutput:
     Values may be Python floats or 0-d tensors; detached 0-d tensors are preferred on GPU because the
     trainer then averages them on the device, without a host synchronisation per step. The key
     ``"loss"``, when present, is the epoch's reported training loss; otherwise ``loss`` itself is.
+    ``loss`` and ``logs["loss"]`` may differ, e.g. with the non-negative risk correction of nnPU / paper A.
+    ``unlabeled``: :class:`UnlabeledLosses` of the unlabeled term, or None (no unlabeled term this step).
     """
 
     loss: torch.Tensor
     logs: dict = field(default_factory=dict)
+    unlabeled: UnlabeledLosses | None = None
 
     def __post_init__(self):
         if not isinstance(self.loss, torch.Tensor) or self.loss.dim() != 0:
@@ -56,81 +166,105 @@ class LossOutput:
                             + (f" of shape {tuple(self.loss.shape)}" if isinstance(self.loss, torch.Tensor) else ""))
         if not isinstance(self.logs, dict):
             raise TypeError(f"LossOutput.logs must be a dict, got {type(self.logs).__name__}")
+        if self.unlabeled is not None and not isinstance(self.unlabeled, UnlabeledLosses):
+            raise TypeError(f"LossOutput.unlabeled must be None or UnlabeledLosses, got {type(self.unlabeled).__name__}")
 
 
 @dataclass
 class Hook:
-    """Call ``fn(trainer)`` after every ``every``-th epoch or iteration (``unit``).
+    """A callback ``fn(trainer)`` with a declared schedule.
 
-    Iteration hooks run right after the optimiser step (and EMA update) of iterations ``every``,
-    ``2*every``, ... counted globally from the start of ``fit``; epoch hooks run after the epoch's
-    validation and history record. A hook may set ``trainer.stop_training = True``.
+    ``unit``: "epoch" or "iteration" (optimiser steps). ``when``: "after" (after the unit: after the
+    optimiser step and EMA update of an iteration; after the validation and history record of an epoch) or
+    "before" (before the unit starts: before the unlabeled batch of an iteration is drawn; before
+    the first batch of an epoch). ``start``, ``every``: the hook fires when the count of completed units
+    ``c`` satisfies ``c >= start`` and ``(c - start) % every == 0`` (``every=None``: only at ``c == start``).
+    "after" hooks see ``c >= 1``; "before" hooks also ``c = 0`` (the start of training). So "after a warm-up
+    of w epochs, then every r epochs" is ``Hook(fn, start=w, every=r)`` and "before epoch 1, then before
+    every R-th epoch" is ``Hook(fn, every=R, when="before")``. A hook may set ``trainer.stop_training``.
     """
 
     fn: Callable
-    every: int = 1
+    every: int | None = 1
     unit: str = "epoch"
     name: str | None = None
+    start: int = 0
+    when: str = "after"
 
     def __post_init__(self):
         if not callable(self.fn):
             raise TypeError(f"Hook fn must be callable, got {self.fn!r}")
-        if isinstance(self.every, bool) or not isinstance(self.every, numbers.Integral) or self.every < 1:
-            raise ValueError(f"Hook every must be a positive integer, got {self.every!r}")
-        self.every = int(self.every)
+        if self.every is not None:
+            if isinstance(self.every, bool) or not isinstance(self.every, numbers.Integral) or self.every < 1:
+                raise ValueError(f"Hook every must be a positive integer or None (once), got {self.every!r}")
+            self.every = int(self.every)
+        if isinstance(self.start, bool) or not isinstance(self.start, numbers.Integral) or self.start < 0:
+            raise ValueError(f"Hook start must be an integer >= 0, got {self.start!r}")
+        self.start = int(self.start)
         if self.unit not in HOOK_UNITS:
             raise ValueError(f"Hook unit must be one of {HOOK_UNITS}, got {self.unit!r}")
+        if self.when not in HOOK_POINTS:
+            raise ValueError(f"Hook when must be one of {HOOK_POINTS}, got {self.when!r}")
         if self.name is None:
             self.name = getattr(self.fn, "__name__", type(self.fn).__name__)
 
     def due(self, count: int) -> bool:
-        """True when the hook fires after ``count`` completed units (count >= 1)."""
-        return count > 0 and count % self.every == 0
+        """True when the hook fires at ``count`` completed units."""
+        if count < self.start or (self.when == "after" and count < 1):
+            return False
+        return count == self.start if self.every is None else (count - self.start) % self.every == 0
 
 
 class SSLAlgorithm:
-    """Base class of every method: computes a loss from a labeled and an unlabeled batch.
+    """Base class of every method: computes the loss of one :class:`Batch` (module docstring).
 
-    Attributes
-    ----------
-    name : str
-        Short identifier used in logs and results.
-    uses_unlabeled : bool
-        When False the trainer passes ``x_u=None`` and never draws unlabeled batches.
-    total_steps : int or None
-        Set by the trainer before :meth:`setup` to the planned number of optimiser steps
-        (``epochs * iterations_per_epoch``), for ramp-ups such as USB's ``clip(t / (0.4 T), 0, 1)``.
-    needs_unlabeled_indices : bool
-        When True the trainer also passes ``u_idx=`` (the unlabeled batch's indices into ``X_u``) to
-        :meth:`loss`, for per-sample state such as FlexMatch's latest confident label.
-    train_data : dict or None
-        Set by the trainer before :meth:`setup`: the device tensors ``X_l, y_l, X_u, X_val, y_val`` of the
-        fit (None where not given), e.g. for the labeled class counts and validation data of paper A.
+    Attributes: ``name`` (short identifier used in logs and results); ``uses_unlabeled`` (when False the
+    trainer never draws unlabeled batches and ``batch.x_u`` is None).
 
-    Methods to override: :meth:`loss` (required), :meth:`setup` and :meth:`hooks` (optional).
-    The trainer calls ``loss`` in training mode, inside autocast when mixed precision is on.
+    Methods to override: :meth:`loss` (required), :meth:`setup` and :meth:`hooks` (optional). The trainer
+    calls ``loss`` in training mode, inside autocast when mixed precision is on.
     """
 
     name: str = "base"
     uses_unlabeled: bool = False
-    total_steps: int | None = None
-    needs_unlabeled_indices: bool = False
-    train_data: dict | None = None
 
-    def setup(self, model: nn.Module, *, num_classes: int, device: torch.device) -> None:
-        """Called once at the start of ``fit`` (after the model is on ``device``). Default: nothing."""
+    def setup(self, model: nn.Module, ctx: FitContext) -> None:
+        """Called once at the start of ``fit`` (after the model is on ``ctx.device``). Default: nothing."""
 
-    def loss(self, model: nn.Module, x_l: torch.Tensor, y_l: torch.Tensor, x_u: torch.Tensor | None,
-             *, step: int) -> LossOutput:
-        """Return the :class:`LossOutput` for one step (``step`` = global iteration index, from 0)."""
+    def loss(self, model: nn.Module, batch: Batch) -> LossOutput:
+        """Return the :class:`LossOutput` of one step."""
         raise NotImplementedError(f"{type(self).__name__} must implement loss()")
 
     def hooks(self) -> list[Hook]:
-        """Hooks the trainer registers in addition to the user's. Default: none."""
+        """Callbacks the trainer registers in addition to the user's. Default: none."""
         return []
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def forward(model: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``(logits, features)`` of ``model`` on ``x`` (features None for a model that returns bare logits)."""
+    out = model(x)
+    if isinstance(out, (tuple, list)):
+        return out[0], (out[1] if len(out) > 1 else None)
+    return out, None
+
+
+def weighted_mean(values: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
+    """``mean_j(w_j v_j)`` over the batch (``values.mean()`` when ``weight`` is None): the unlabeled term of
+    paper C eq. 2 with per-sample weights, the mean taken over the whole batch (USB's convention)."""
+    if weight is None:
+        return values.mean()
+    if weight.shape != values.shape:
+        raise ValueError(f"unlabeled weights have shape {tuple(weight.shape)} but the batch losses {tuple(values.shape)}")
+    return (values * weight.to(values.dtype)).mean()
+
+
+def masked_ce(logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Per-sample ``mask_j · CE(logits_j, labels_j)`` (B,): the consistency loss of FixMatch, FlexMatch,
+    FreeMatch and Pseudo-Label (USB's ``consistency_loss``, 'ce'); :func:`weighted_mean` of it is the term."""
+    return F.cross_entropy(logits.float(), labels, reduction="none") * mask
 
 
 def logits_of(model: nn.Module, x: torch.Tensor) -> torch.Tensor:

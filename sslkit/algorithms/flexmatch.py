@@ -35,19 +35,19 @@ nowhere. One deviation from USB: USB skips the β update when *all* N_U samples 
 (its ``max(counter) < N`` test, meant to detect "nothing selected yet"); here β is always recomputed,
 which coincides with USB whenever at least one sample was selected and not all N_U share one class.
 
-Sample indices. The per-sample state needs the dataset indices of the unlabeled batch: ``loss`` accepts
-``u_idx`` (int64, one index in ``[0, N_U)`` per row of ``x_u``), and the class attribute
-``needs_unlabeled_indices = True`` tells a trainer to pass them. When ``u_idx`` is None (the current
-:class:`sslkit.engine.Trainer` passes only ``x_u``) FlexMatch falls back to a documented approximation:
+Sample indices. The per-sample state needs the dataset indices of the unlabeled batch: ``batch.u_idx``
+(int64, one index in ``[0, N_U)`` per row of ``x_u``), which :class:`sslkit.engine.Trainer` always passes.
+When ``u_idx`` is None (a batch built by hand) FlexMatch falls back to a documented approximation:
 ``selected_label_`` is used as a **ring buffer** -- each confident prediction is written into the next
 slot (modulo N_U), so σ_c counts class c among the last N_U confident predictions and ``#unused`` is the
 number of slots never written. It agrees with the exact rule until the first sample is confident twice;
 afterwards it over-counts samples that are repeatedly confident. ``index_mode_`` records which rule the
 last step used ("exact" or "ring").
 
-Augmentations, normalisation handling and the joint forward over ``[labeled weak, unlabeled weak,
-unlabeled strong]`` (one BatchNorm batch, USB ``use_cat``) are inherited from
-:class:`sslkit.algorithms.FixMatch`. Logs: ``loss``, ``sup_loss``, ``unsup_loss``, ``mask_rate``,
+FlexMatch is :class:`sslkit.algorithms.FixMatch` with another :meth:`~FlexMatch.unlabeled_mask`: the views,
+the joint forward over ``[labeled weak, unlabeled weak, unlabeled strong]`` (one BatchNorm batch, USB
+``use_cat``), the weighted per-sample consistency loss are FixMatch's. A batch with ``update_state=False``
+(an inspection pass, e.g. a coreset selection) is masked with the current thresholds and changes no state. Logs: ``loss``, ``sup_loss``, ``unsup_loss``, ``mask_rate``,
 ``unused_rate`` (``#unused / N_U`` after the update).
 """
 
@@ -55,10 +55,9 @@ from __future__ import annotations
 
 
 import torch
-import torch.nn.functional as F
 
 from sslkit._checks import check_count
-from sslkit.algorithms.base import LossOutput, logits_of
+from sslkit.algorithms.base import FitContext
 from sslkit.algorithms.fixmatch import FixMatch
 
 __all__ = ["FlexMatch", "flexmatch_thresholds"]
@@ -67,21 +66,6 @@ __all__ = ["FlexMatch", "flexmatch_thresholds"]
 def flexmatch_thresholds(classwise_acc: torch.Tensor, threshold: float) -> torch.Tensor:
     """Class-wise thresholds ``T_c = τ · β_c / (2 − β_c)`` (FlexMatch §3.4, convex mapping) for β in [0, 1]."""
     return threshold * classwise_acc / (2.0 - classwise_acc)
-
-
-def _masked_ce(logits_strong: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``mean(mask · CE(logits_strong, labels))`` over the whole batch (USB's ``consistency_loss``, 'ce')."""
-    return (F.cross_entropy(logits_strong.float(), labels, reduction="none") * mask).mean()
-
-
-def _joint_logits(aug: FixMatch, model, x_l: torch.Tensor, x_u: torch.Tensor):
-    """``(z_l, z_w, z_s)`` from one forward over ``[weak(x_l), weak(x_u), strong(x_u)]`` (USB ``use_cat``),
-    using ``aug``'s augmentations and normalisation handling; logits in float32."""
-    n_l, n_u = x_l.shape[0], x_u.shape[0]
-    x_lw = aug._apply(aug._functions(x_l)[0], x_l)
-    x_uw, x_us = aug.views(x_u)
-    logits = logits_of(model, torch.cat([x_lw, x_uw, x_us])).float()
-    return logits[:n_l], logits[n_l:n_l + n_u], logits[n_l + n_u:]
 
 
 class FlexMatch(FixMatch):
@@ -96,7 +80,7 @@ class FlexMatch(FixMatch):
     thresh_warmup : bool
         Use the warm-up normaliser ``max(max σ, #unused)`` (USB default True).
     num_unlabeled : int or None
-        N_U, the size of the per-sample state; None takes ``train_data["X_u"].shape[0]`` from the trainer.
+        N_U, the size of the per-sample state; None takes ``ctx.num_unlabeled`` (the trainer's ``X_u``).
     augment, weak, strong, mean, std
         As in :class:`sslkit.algorithms.FixMatch`.
 
@@ -106,7 +90,6 @@ class FlexMatch(FixMatch):
 
     name = "flexmatch"
     uses_unlabeled = True
-    needs_unlabeled_indices = True
 
     def __init__(self, threshold=0.95, *, lambda_u=1.0, thresh_warmup=True, num_unlabeled=None, augment="auto",
                  weak=None, strong=None, mean=None, std=None):
@@ -120,16 +103,13 @@ class FlexMatch(FixMatch):
         self.index_mode_ = None
 
     # ------------------------------------------------------------------------------------- state
-    def setup(self, model, *, num_classes, device):
-        """Allocate ``selected_label_ = −1`` (N_U) and ``classwise_acc_ = 0`` (C) on ``device``."""
-        num_classes = check_count(num_classes, "num_classes", allow_zero=False)
-        data_n = None
-        if self.train_data is not None and self.train_data.get("X_u") is not None:
-            data_n = int(self.train_data["X_u"].shape[0])
+    def setup(self, model, ctx: FitContext):
+        """Allocate ``selected_label_ = −1`` (N_U) and ``classwise_acc_ = 0`` (C) on ``ctx.device``."""
+        num_classes, device, data_n = ctx.num_classes, ctx.device, ctx.num_unlabeled
         n = self.num_unlabeled if self.num_unlabeled is not None else data_n
         if n is None:
-            raise ValueError("FlexMatch needs the number of unlabeled samples: pass num_unlabeled= or train "
-                             "through a trainer that sets train_data['X_u']")
+            raise ValueError("FlexMatch needs the number of unlabeled samples: pass num_unlabeled= or a "
+                             "FitContext with data['X_u'] (the trainer's)")
         if data_n is not None and n != data_n:
             raise ValueError(f"num_unlabeled={n} but the trainer's X_u has {data_n} samples")
         self.num_classes_, self.num_unlabeled_ = num_classes, n
@@ -145,7 +125,7 @@ class FlexMatch(FixMatch):
 
     def _check_setup(self):
         if self.selected_label_ is None:
-            raise RuntimeError("FlexMatch.setup(model, num_classes=..., device=...) must be called before use "
+            raise RuntimeError("FlexMatch.setup(model, FitContext(...)) must be called before use "
                                "(the trainer does it at the start of fit)")
 
     def mask(self, probs: torch.Tensor) -> torch.Tensor:
@@ -191,28 +171,28 @@ class FlexMatch(FixMatch):
             raise ValueError(f"u_idx must lie in [0, num_unlabeled={self.num_unlabeled_})")
         return u_idx
 
-    # -------------------------------------------------------------------------------------- loss
-    def loss(self, model, x_l, y_l, x_u=None, *, step, u_idx=None):
-        """One FlexMatch step (module docstring); ``u_idx``: dataset indices of the rows of ``x_u``."""
+    # -------------------------------------------------------------------------------------- step
+    def unlabeled_mask(self, z_w, batch):
+        """Mask with the thresholds of the previous β, then update the state (USB order; not when
+        ``batch.update_state`` is False); returns ``(labels, mask)``."""
         self._check_setup()
-        if self.selected_label_.device != x_u.device:
-            self.selected_label_ = self.selected_label_.to(x_u.device)
-            self.classwise_acc_ = self.classwise_acc_.to(x_u.device)
-            self._cursor = self._cursor.to(x_u.device)
+        if self.selected_label_.device != z_w.device:
+            self.selected_label_ = self.selected_label_.to(z_w.device)
+            self.classwise_acc_ = self.classwise_acc_.to(z_w.device)
+            self._cursor = self._cursor.to(z_w.device)
+        u_idx = batch.u_idx
         if u_idx is not None:
-            u_idx = self._check_indices(u_idx, x_u.shape[0], x_u.device)
-        z_l, z_w, z_s = _joint_logits(self, model, x_l, x_u)
-        sup = F.cross_entropy(z_l, y_l)
+            u_idx = self._check_indices(u_idx, z_w.shape[0], z_w.device)
         with torch.no_grad():
             probs = torch.softmax(z_w.detach(), dim=1)
             mask = self.mask(probs)            # thresholds of the previous β ...
-            self.update(probs, u_idx)          # ... then the state is updated (USB order)
+            if batch.update_state:
+                self.update(probs, u_idx)      # ... then the state is updated (USB order)
             labels = probs.argmax(dim=1)
-        unsup = _masked_ce(z_s, labels, mask)
-        total = sup + self.lambda_u * unsup
-        unused = (self.selected_label_ < 0).float().mean()
-        return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(),
-                                  "mask_rate": mask.mean(), "unused_rate": unused})
+        return labels, mask
+
+    def extra_logs(self):
+        return {"unused_rate": (self.selected_label_ < 0).float().mean()}
 
     def __repr__(self) -> str:
         return (f"FlexMatch(threshold={self.threshold}, lambda_u={self.lambda_u}, thresh_warmup={self.thresh_warmup}, "

@@ -33,8 +33,10 @@ is computed on unlabeled predictions, the ``1/h`` terms map empty classes to 0 i
 masked means use ``max(#masked, 1)`` so nothing divides by zero. The whole step is free of host
 synchronisation (the "nothing masked" case is handled arithmetically, not with a Python ``if``).
 
-Augmentations, normalisation handling and the joint forward over ``[labeled weak, unlabeled weak,
-unlabeled strong]`` (one BatchNorm batch, USB ``use_cat``) are those of :class:`sslkit.algorithms.FixMatch`.
+The views (:class:`sslkit.algorithms.views.Views`) and the joint forward over ``[labeled weak, unlabeled weak,
+unlabeled strong]`` (one BatchNorm batch, USB ``use_cat``) are those FixMatch uses. Per-sample weights of the
+batch multiply the consistency term; the fairness term is a batch statistic and is not weighted. A batch with
+``update_state=False`` (an inspection pass) is masked with the current statistics and changes none.
 Logs: ``loss``, ``sup_loss``, ``unsup_loss``, ``fair_loss`` (L_f), ``mask_rate``, ``tau`` (τ_t).
 """
 
@@ -44,11 +46,10 @@ import math
 import numbers
 
 import torch
+import torch.nn.functional as F
 
-from sslkit._checks import check_count
-from sslkit.algorithms.base import LossOutput, SSLAlgorithm
-from sslkit.algorithms.fixmatch import FixMatch
-from sslkit.algorithms.flexmatch import _joint_logits, _masked_ce
+from sslkit.algorithms.base import FitContext, LossOutput, SSLAlgorithm, UnlabeledLosses, weighted_mean
+from sslkit.algorithms.views import Views, weak_strong_forward
 
 __all__ = ["FreeMatch", "freematch_fairness_loss"]
 
@@ -124,14 +125,13 @@ class FreeMatch(SSLAlgorithm):
             if not isinstance(v, bool):
                 raise TypeError(f"{nm} must be True or False, got {v!r}")
         self.use_quantile, self.clip_thresh = use_quantile, clip_thresh
-        # the augmentation plumbing (validation of augment/weak/strong/mean/std included) is FixMatch's
-        self.augmenter = FixMatch(0.0, lambda_u=0.0, augment=augment, weak=weak, strong=strong, mean=mean, std=std)
+        self.views = Views(augment, weak=weak, strong=strong, mean=mean, std=std)
         self.augment = augment
         self.time_p_ = self.p_model_ = self.label_hist_ = None
 
-    def setup(self, model, *, num_classes, device):
-        """Initialise ``τ_t = 1/C``, ``p̃ = h̃ = (1/C)·1`` (USB) on ``device``."""
-        k = check_count(num_classes, "num_classes", allow_zero=False)
+    def setup(self, model, ctx: FitContext):
+        """Initialise ``τ_t = 1/C``, ``p̃ = h̃ = (1/C)·1`` (USB) on ``ctx.device``."""
+        k, device = ctx.num_classes, ctx.device
         self.num_classes_ = k
         self.p_model_ = torch.full((k,), 1.0 / k, dtype=torch.float32, device=device)
         self.label_hist_ = torch.full((k,), 1.0 / k, dtype=torch.float32, device=device)
@@ -139,7 +139,7 @@ class FreeMatch(SSLAlgorithm):
 
     def _check_setup(self):
         if self.p_model_ is None:
-            raise RuntimeError("FreeMatch.setup(model, num_classes=..., device=...) must be called before use "
+            raise RuntimeError("FreeMatch.setup(model, FitContext(...)) must be called before use "
                                "(the trainer does it at the start of fit)")
 
     @torch.no_grad()
@@ -166,25 +166,28 @@ class FreeMatch(SSLAlgorithm):
         conf, labels = probs.max(dim=1)
         return (conf >= self.class_thresholds()[labels]).float()
 
-    def loss(self, model, x_l, y_l, x_u=None, *, step):
+    def loss(self, model, batch):
         """One FreeMatch step (module docstring)."""
         self._check_setup()
+        x_u = batch.x_u
         if self.p_model_.device != x_u.device:
             self.time_p_, self.p_model_, self.label_hist_ = (t.to(x_u.device) for t in
                                                              (self.time_p_, self.p_model_, self.label_hist_))
-        z_l, z_w, z_s = _joint_logits(self.augmenter, model, x_l, x_u)
-        sup = torch.nn.functional.cross_entropy(z_l, y_l)
+        z_l, z_w, z_s, h_s = weak_strong_forward(model, self.views, batch.x_l, x_u)
+        sup = F.cross_entropy(z_l, batch.y_l)
         with torch.no_grad():
             probs = torch.softmax(z_w.detach(), dim=1)
-            self.update(probs)                 # statistics first ...
+            if batch.update_state:
+                self.update(probs)             # statistics first ...
             mask = self.mask(probs)            # ... then the mask (USB order)
             labels = probs.argmax(dim=1)
-        unsup = _masked_ce(z_s, labels, mask)
+        ce = F.cross_entropy(z_s, labels, reduction="none")
+        unsup = weighted_mean(ce * mask, batch.u_weight)
         fair = freematch_fairness_loss(z_s, mask, self.p_model_, self.label_hist_)
         total = sup + self.lambda_u * unsup + self.lambda_e * fair
-        return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(),
-                                  "fair_loss": fair.detach(), "mask_rate": mask.mean(),
-                                  "tau": self.time_p_.detach()})
+        logs = {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(),
+                "fair_loss": fair.detach(), "mask_rate": mask.mean(), "tau": self.time_p_.detach()}
+        return LossOutput(total, logs, UnlabeledLosses(ce, mask, z_s, h_s))
 
     def __repr__(self) -> str:
         return (f"FreeMatch(lambda_u={self.lambda_u}, lambda_e={self.lambda_e}, ema_p={self.ema_p}, "

@@ -8,7 +8,7 @@ retrained using both the original and pseudo labels." (thresholds {0.8, 0.9, 0.9
 Implementation:
 
 * epochs 1..``warmup_epochs``: supervised cross-entropy only (the unlabeled batch is ignored);
-* after epoch ``warmup_epochs`` an epoch hook freezes a copy of the current model -- the *teacher*
+* after epoch ``warmup_epochs`` an epoch hook (``Hook(start=warmup_epochs, every=relabel_every)``) freezes a copy of the current model -- the *teacher*
   (eval mode: dropout off, BatchNorm running statistics). Labelling "all of X_U once" is done lazily: each
   unlabeled sample's pseudo-label is ``argmax`` of the teacher's softmax and it is used only if the
   teacher's maximum probability is ``>= threshold`` -- identical to labelling X_U once at that moment,
@@ -37,8 +37,11 @@ from sslkit.algorithms.base import (
     Hook,
     LossOutput,
     SSLAlgorithm,
+    UnlabeledLosses,
+    forward,
     logits_of,
     supervised_ce,
+    weighted_mean,
 )
 from sslkit.algorithms.risk_rewrite import labeled_class_weights, optional_prior
 
@@ -87,26 +90,25 @@ class PseudoLabel(SSLAlgorithm):
         self.prior = optional_prior(prior)
         self.class_weights_ = None
 
-    def setup(self, model, *, num_classes, device):
+    def setup(self, model, ctx):
         self.teacher_ = self._freeze(model) if self.warmup_epochs == 0 else None
         self.teacher_epochs_ = [0] if self.teacher_ is not None else []
-        self.class_weights_ = labeled_class_weights(self, num_classes, device)
+        self.class_weights_ = labeled_class_weights(self.prior, ctx)
 
     @staticmethod
     def _freeze(model):
         return copy.deepcopy(model).requires_grad_(False).eval()
 
-    def _hook(self, trainer) -> None:
-        e, w = trainer.epoch, self.warmup_epochs
-        due = e == w or (self.relabel_every is not None and e > w and (e - w) % self.relabel_every == 0)
-        if due:
-            self.teacher_ = self._freeze(trainer.model)
-            self.teacher_epochs_.append(e)
+    def _refresh_teacher(self, trainer) -> None:
+        self.teacher_ = self._freeze(trainer.model)
+        self.teacher_epochs_.append(trainer.epoch)
 
     def hooks(self):
-        return [Hook(self._hook, every=1, unit="epoch", name="pseudo_label_teacher")]
+        return [Hook(self._refresh_teacher, start=self.warmup_epochs, every=self.relabel_every, unit="epoch",
+                     name="pseudo_label_teacher")]
 
-    def loss(self, model, x_l, y_l, x_u=None, *, step):
+    def loss(self, model, batch):
+        x_l, y_l, x_u = batch.x_l, batch.y_l, batch.x_u
         if self.teacher_ is None or x_u is None:
             sup = supervised_ce(logits_of(model, x_l), y_l, self.class_weights_)
             zero = torch.zeros((), device=sup.device)
@@ -114,13 +116,16 @@ class PseudoLabel(SSLAlgorithm):
                                     "mask_rate": zero})
         with torch.no_grad():
             labels, mask = pseudo_labels(logits_of(self.teacher_, x_u), self.threshold)
-        logits = logits_of(model, torch.cat([x_l, x_u])).float()
+        logits, feats = forward(model, torch.cat([x_l, x_u]))
+        logits = logits.float()
         z_l, z_u = logits[: x_l.shape[0]], logits[x_l.shape[0]:]
         sup = supervised_ce(z_l, y_l, self.class_weights_)
-        unsup = (F.cross_entropy(z_u, labels, reduction="none") * mask).mean()
+        ce = F.cross_entropy(z_u, labels, reduction="none")
+        unsup = weighted_mean(ce * mask, batch.u_weight)
         total = sup + self.lambda_u * unsup
+        h_u = None if feats is None else feats[x_l.shape[0]:]
         return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(),
-                                  "mask_rate": mask.mean()})
+                                  "mask_rate": mask.mean()}, UnlabeledLosses(ce, mask, z_u, h_u))
 
     def __repr__(self) -> str:
         extra = "" if self.prior is None else f", prior={list(map(float, self.prior))}"

@@ -12,7 +12,7 @@ and differ only in ``a``:
 * :class:`LinearRiskAlgorithm` -- any fixed ``a`` (the base class).
 
 Here ``n`` are the class counts of the **full** labeled set. They come from ``n_per_class=`` or, when the
-trainer provides it, from ``algorithm.train_data["y_l"]`` at :meth:`~LinearRiskAlgorithm.setup`.
+trainer provides it, from the labeled set in the fit context (``ctx.data["y_l"]``) at :meth:`~LinearRiskAlgorithm.setup`.
 
 Mini-batch estimate (Horvitz–Thompson)
 --------------------------------------
@@ -60,7 +60,7 @@ import numbers
 import numpy as np
 import torch
 
-from sslkit.algorithms.base import Hook, LossOutput, SSLAlgorithm, eval_logits, logits_of
+from sslkit.algorithms.base import FitContext, Hook, LossOutput, SSLAlgorithm, eval_logits, logits_of
 from sslkit.risk import (
     equal_covariance_a,
     linear_risk,
@@ -162,16 +162,16 @@ def optional_prior(prior):
     return None if prior is None else _check_prior(prior)
 
 
-def labeled_class_weights(algorithm, num_classes: int, device) -> torch.Tensor | None:
-    """:func:`prior_class_weights` of ``algorithm.prior`` over the labeled labels the trainer put in
-    ``algorithm.train_data`` (None when ``algorithm.prior`` is None: plain cross-entropy)."""
-    if algorithm.prior is None:
+def labeled_class_weights(prior, ctx: FitContext) -> torch.Tensor | None:
+    """:func:`prior_class_weights` of ``prior`` over the labels of the full labeled set ``ctx.data["y_l"]``
+    (None when ``prior`` is None: plain cross-entropy)."""
+    if prior is None:
         return None
-    y_l = (algorithm.train_data or {}).get("y_l")
+    y_l = ctx.get("y_l")
     if y_l is None:
-        raise ValueError(f"{type(algorithm).__name__}(prior=...) needs the labels of the full labeled set: train it "
-                         "with sslkit.engine.Trainer, which sets algorithm.train_data")
-    return prior_class_weights(algorithm.prior, y_l, num_classes, device)
+        raise ValueError("prior=... needs the labels of the full labeled set: train with sslkit.engine.Trainer, "
+                         "or pass FitContext(..., data={'y_l': y_l}) to setup")
+    return prior_class_weights(prior, y_l, ctx.num_classes, ctx.device)
 
 
 def _positive(v, name: str) -> float:
@@ -192,8 +192,8 @@ class LinearRiskAlgorithm(SSLAlgorithm):
         ``logits[:, 0] - logits[:, 1]`` for a 2-logit model, see :func:`sslkit.risk.loss_matrix`).
     nn_rule : "per_term" (default), "kiryo" or "clip" -- the gradient rule of a violating Δ_j.
     gamma : step size γ of the gradient ascent on violating Δ_j (nnPU's γ, default 1).
-    n_per_class : (k,) class counts of the full labeled set; None -> taken from ``train_data["y_l"]`` when
-        the trainer sets ``train_data`` before :meth:`setup` (else setup raises).
+    n_per_class : (k,) class counts of the full labeled set; None -> taken from ``ctx.data["y_l"]`` at
+        :meth:`setup` (the trainer's labeled set; else setup raises).
 
     Attributes after setup: ``a_`` (numpy, the current a), ``n_per_class_``.
     """
@@ -219,23 +219,22 @@ class LinearRiskAlgorithm(SSLAlgorithm):
         self.nonnegative, self.loss_name, self.nn_rule = bool(nonnegative), loss, nn_rule
         self.gamma = _positive(gamma, "gamma")
         self.n_per_class = None if n_per_class is None else _check_counts(n_per_class, self.k)
-        self.train_data = None
 
     # ------------------------------------------------------------------------------------ setup
-    def setup(self, model, *, num_classes, device):
-        """Check ``num_classes`` against the prior, fix the labeled class counts, compute ``a``."""
-        if num_classes != self.k:
-            raise ValueError(f"prior has {self.k} classes but the model/labels have num_classes={num_classes}")
+    def setup(self, model, ctx: FitContext):
+        """Check ``ctx.num_classes`` against the prior, fix the labeled class counts, compute ``a``."""
+        if ctx.num_classes != self.k:
+            raise ValueError(f"prior has {self.k} classes but the model/labels have num_classes={ctx.num_classes}")
         if self.n_per_class is not None:
             counts = self.n_per_class
-        elif self.train_data is not None and self.train_data.get("y_l") is not None:
-            y_l = torch.as_tensor(self.train_data["y_l"]).detach().cpu().numpy()
+        elif ctx.get("y_l") is not None:
+            y_l = torch.as_tensor(ctx.get("y_l")).detach().cpu().numpy()
             counts = _check_counts(np.bincount(y_l, minlength=self.k)[: self.k], self.k)
         else:
             raise ValueError(f"{type(self).__name__} needs the class counts of the full labeled set: pass "
-                             "n_per_class=np.bincount(y_l) (or use a trainer that sets algorithm.train_data)")
+                             "n_per_class=np.bincount(y_l) (or a FitContext with data['y_l'], as the trainer does)")
         self.n_per_class_ = counts
-        self.device_ = torch.device(device)
+        self.device_ = ctx.device
         self._n_t = torch.as_tensor(counts, dtype=torch.float32, device=self.device_)
         self._prior_t = torch.as_tensor(self.prior, dtype=torch.float32, device=self.device_)
         self.set_a(self.initial_a())
@@ -282,8 +281,8 @@ class LinearRiskAlgorithm(SSLAlgorithm):
             R_u = None
         return batch_component_risks(L_l, y_l, self._n_t), R_u
 
-    def loss(self, model, x_l, y_l, x_u=None, *, step):
-        R, R_u = self.risk_terms(model, x_l, y_l, x_u)
+    def loss(self, model, batch):
+        R, R_u = self.risk_terms(model, batch.x_l, batch.y_l, batch.x_u)
         prior = self._prior_t
         if R_u is None:  # no active term: the risk is Σ_j a_j R̂_jj whatever R̂_U is
             raw = linear_risk(R, torch.zeros_like(R[0]), prior, self._a_t)
@@ -374,7 +373,7 @@ class OursIter(LinearRiskAlgorithm):
 
     * epochs 1..``warmup_epochs``: ``a = θ`` (the supervised risk; the unlabeled batch is not used);
     * after epoch ``E`` with ``E >= warmup_epochs`` and ``(E - warmup_epochs) % update_every == 0``
-      (E >= 1), an epoch hook re-estimates ``a = a*`` (Thm 3, :func:`sslkit.risk.optimal_a`) from the
+      (E >= 1) -- the hook schedule ``Hook(start=warmup_epochs, every=update_every)`` -- an epoch hook re-estimates ``a = a*`` (Thm 3, :func:`sslkit.risk.optimal_a`) from the
       current model's losses on the validation set ``trainer.data_["X_val"], ["y_val"]``: covariances
       :func:`sslkit.risk.loss_covariances` with diagonal shrinkage ``shrinkage`` (0.5), ridge ``ridge``
       (1e-4), and ``n`` = the training labeled counts (the variance being minimised is that of the
@@ -421,10 +420,10 @@ class OursIter(LinearRiskAlgorithm):
         self.update_every, self.warmup_epochs = int(update_every), int(warmup_epochs)
         self.shrinkage, self.ridge = float(shrinkage), float(ridge)
 
-    def setup(self, model, *, num_classes, device):
-        super().setup(model, num_classes=num_classes, device=device)
+    def setup(self, model, ctx: FitContext):
+        super().setup(model, ctx)
         self.a_history_ = [(0, tuple(self.a_.tolist()))]
-        if self.train_data is not None and self.train_data.get("X_val") is None:
+        if ctx.data and ctx.get("X_val") is None:
             raise ValueError(self._no_val_message())
 
     def initial_a(self):
@@ -432,7 +431,11 @@ class OursIter(LinearRiskAlgorithm):
 
     def is_update_epoch(self, epoch: int) -> bool:
         """True when a is re-estimated after ``epoch`` completed epochs."""
-        return epoch >= 1 and epoch >= self.warmup_epochs and (epoch - self.warmup_epochs) % self.update_every == 0
+        return self._update_hook().due(epoch)
+
+    def _update_hook(self) -> Hook:
+        return Hook(self._update, start=self.warmup_epochs, every=self.update_every, unit="epoch",
+                    name="ours_iter_a")
 
     def _no_val_message(self) -> str:
         return ("OursIter re-estimates a* on validation data (paper A Algorithm 1): pass X_val and y_val "
@@ -456,19 +459,27 @@ class OursIter(LinearRiskAlgorithm):
             kw = {"n_unlabeled": LU.shape[0], "unlabeled_covariance": np.cov(LU.T, ddof=1)}
         return np.asarray(optimal_a(C, self.prior, self.n_per_class_, ridge=self.ridge, **kw), dtype=np.float64)
 
-    def _hook(self, trainer) -> None:
+    def _check_val(self, trainer) -> dict:
         data = trainer.data_
         if data.get("X_val") is None or data.get("y_val") is None:
             raise ValueError(self._no_val_message())
+        return data
+
+    def _record(self, trainer) -> None:
+        """Every epoch: the a used during that epoch goes into its history record."""
+        self._check_val(trainer)
         if trainer.history_:
             trainer.history_[-1].update({f"a_{j}": float(v) for j, v in enumerate(self.a_)})
-        if self.is_update_epoch(trainer.epoch):
-            self._unlabeled = data.get("X_u")
-            X_val, y_val = data["X_val"], data["y_val"]
-            if self.rare_class_rows == "labeled":
-                X_val, y_val = self._with_rare_labeled(X_val, y_val, data["X_l"], data["y_l"])
-            self.set_a(self.estimate_a(trainer.model, X_val, y_val))
-            self.a_history_.append((trainer.epoch, tuple(self.a_.tolist())))
+
+    def _update(self, trainer) -> None:
+        """After the warm-up, every ``update_every`` epochs: re-estimate a = a* (used from the next epoch)."""
+        data = self._check_val(trainer)
+        self._unlabeled = data.get("X_u")
+        X_val, y_val = data["X_val"], data["y_val"]
+        if self.rare_class_rows == "labeled":
+            X_val, y_val = self._with_rare_labeled(X_val, y_val, data["X_l"], data["y_l"])
+        self.set_a(self.estimate_a(trainer.model, X_val, y_val))
+        self.a_history_.append((trainer.epoch, tuple(self.a_.tolist())))
 
     def _with_rare_labeled(self, X_val, y_val, X_l, y_l):
         """Validation rows plus the labeled rows of every class with fewer than 2 validation rows."""
@@ -481,4 +492,4 @@ class OursIter(LinearRiskAlgorithm):
         return (torch.cat([X_val, X_l[rows].to(X_val.device)]), torch.cat([y_val, y_l[rows].to(y_val.device)]))
 
     def hooks(self):
-        return [Hook(self._hook, every=1, unit="epoch", name="ours_iter_a")]
+        return [Hook(self._record, every=1, unit="epoch", name="ours_iter_record_a"), self._update_hook()]

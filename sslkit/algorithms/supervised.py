@@ -18,6 +18,6 @@ class Supervised(SSLAlgorithm):
     name = "supervised"
     uses_unlabeled = False
 
-    def loss(self, model, x_l, y_l, x_u=None, *, step):
-        ce = F.cross_entropy(logits_of(model, x_l).float(), y_l)
+    def loss(self, model, batch):
+        ce = F.cross_entropy(logits_of(model, batch.x_l).float(), batch.y_l)
         return LossOutput(loss=ce, logs={"loss": ce.detach()})

@@ -24,7 +24,8 @@ statistics are frozen during the adversarial perturbation computation" (App. C);
 the final adversarial pass out of the running statistics, so they come from labeled batches only. The
 model stays in training mode throughout (dropout active in every pass, as in the reference VAT code).
 Normalisation is per sample over all non-batch dimensions (images: C·H·W), with a 1e-12 guard.
-Logs: ``loss``, ``sup_loss``, ``unsup_loss``.
+Logs: ``loss``, ``sup_loss``, ``unsup_loss``; per-sample losses: ``KL(p_j || p(x_j + r_adv,j))`` with the
+logits of the perturbed pass (paper C App. C.3); per-sample weights multiply them (paper C eq. 2).
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ import torch.nn.functional as F
 from sslkit.algorithms.base import (
     LossOutput,
     SSLAlgorithm,
+    UnlabeledLosses,
+    forward,
     frozen_bn,
     logits_of,
     supervised_ce,
+    weighted_mean,
 )
 from sslkit.algorithms.risk_rewrite import labeled_class_weights, optional_prior
 
@@ -58,6 +62,11 @@ def _l2_normalize(d: torch.Tensor) -> torch.Tensor:
 def _kl(p: torch.Tensor, logits_q: torch.Tensor) -> torch.Tensor:
     """Batch mean of KL(p || softmax(logits_q))."""
     return F.kl_div(F.log_softmax(logits_q.float(), dim=1), p, reduction="batchmean")
+
+
+def kl_per_sample(p: torch.Tensor, logits_q: torch.Tensor) -> torch.Tensor:
+    """Per-sample KL(p_j || softmax(logits_q_j)) (B,); its mean is :func:`_kl`'s batch mean."""
+    return F.kl_div(F.log_softmax(logits_q.float(), dim=1), p, reduction="none").sum(dim=1)
 
 
 def _positive(v, name):
@@ -87,8 +96,8 @@ class VAT(SSLAlgorithm):
         self.prior = optional_prior(prior)
         self.class_weights_ = None
 
-    def setup(self, model, *, num_classes, device):
-        self.class_weights_ = labeled_class_weights(self, num_classes, device)
+    def setup(self, model, ctx):
+        self.class_weights_ = labeled_class_weights(self.prior, ctx)
 
     def adversarial_perturbation(self, model, x_u: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
         """r_adv (same shape as ``x_u``, per-sample L2 norm ε) by ``n_power`` power iterations."""
@@ -100,15 +109,20 @@ class VAT(SSLAlgorithm):
             d = _l2_normalize(grad.detach()) * self.xi
         return self.eps * _l2_normalize(d)
 
-    def loss(self, model, x_l, y_l, x_u=None, *, step):
-        sup = supervised_ce(logits_of(model, x_l), y_l, self.class_weights_)
+    def loss(self, model, batch):
+        x_u = batch.x_u
+        sup = supervised_ce(logits_of(model, batch.x_l), batch.y_l, self.class_weights_)
         with frozen_bn(model):
             with torch.no_grad():
                 p = torch.softmax(logits_of(model, x_u).float(), dim=1)
             r_adv = self.adversarial_perturbation(model, x_u, p)
-            unsup = _kl(p, logits_of(model, x_u + r_adv))
+            z_adv, h_adv = forward(model, x_u + r_adv)
+        per_sample = kl_per_sample(p, z_adv)
+        # unweighted: the batch-mean KL exactly as before the weights existed (same summation order)
+        unsup = _kl(p, z_adv) if batch.u_weight is None else weighted_mean(per_sample, batch.u_weight)
         total = sup + self.lambda_u * unsup
-        return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach()})
+        return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach()},
+                          UnlabeledLosses(per_sample, None, z_adv, h_adv))
 
     def __repr__(self) -> str:
         extra = "" if self.prior is None else f", prior={list(map(float, self.prior))}"
