@@ -50,6 +50,11 @@ offer (``nn_rule``):
 back-propagated and logged. Logs per step: ``loss`` (the nn-corrected value), ``risk_raw`` (uncorrected),
 ``delta_j`` (raw Δ_j) and ``delta_nn_j`` (``max(0, Δ_j)``) for each class j (0-based), and
 ``nn_violations`` (number of violating terms) -- the last three only when the unlabeled batch is used.
+
+Per-sample unlabeled losses (the engine contract, :class:`sslkit.algorithms.UnlabeledLosses`) are not
+returned: the unlabeled data enter only through the class-wise means R̂_U, and the non-negative correction
+acts on those means, so the risk is not a mean of per-sample terms. Per-sample weights of the batch
+(``batch.u_weight``) are honoured: R̂_U becomes the weighted mean.
 """
 
 from __future__ import annotations
@@ -265,8 +270,9 @@ class LinearRiskAlgorithm(SSLAlgorithm):
             logits = logits[:, 0] - logits[:, 1]
         return loss_matrix(logits, self.loss_name)
 
-    def risk_terms(self, model, x_l, y_l, x_u):
-        """Per-batch ``(R̂ (k, k), R̂_U (k,) or None)``: Horvitz–Thompson labeled estimate, unlabeled mean.
+    def risk_terms(self, model, x_l, y_l, x_u, u_weight=None):
+        """Per-batch ``(R̂ (k, k), R̂_U (k,) or None)``: Horvitz–Thompson labeled estimate, unlabeled mean
+        (with ``u_weight``, the weighted mean ``mean_i w_i ℓ(f(x_i), j)``, paper C eq. 2's weights).
 
         The unlabeled batch is skipped (R̂_U None) when no term is active (c_j = 0 for all j), since it
         then has coefficient 0 (e.g. ``a = θ`` during OursIter's warm-up)."""
@@ -275,14 +281,14 @@ class LinearRiskAlgorithm(SSLAlgorithm):
             logits = logits_of(model, torch.cat([x_l, x_u]))
             L = self._loss_matrix(logits)
             L_l, L_u = L[: x_l.shape[0]], L[x_l.shape[0]:]
-            R_u = L_u.mean(dim=0)
+            R_u = L_u.mean(dim=0) if u_weight is None else (L_u * u_weight.to(L_u.dtype)[:, None]).mean(dim=0)
         else:
             L_l = self._loss_matrix(logits_of(model, x_l))
             R_u = None
         return batch_component_risks(L_l, y_l, self._n_t), R_u
 
     def loss(self, model, batch):
-        R, R_u = self.risk_terms(model, batch.x_l, batch.y_l, batch.x_u)
+        R, R_u = self.risk_terms(model, batch.x_l, batch.y_l, batch.x_u, batch.u_weight)
         prior = self._prior_t
         if R_u is None:  # no active term: the risk is Σ_j a_j R̂_jj whatever R̂_U is
             raw = linear_risk(R, torch.zeros_like(R[0]), prior, self._a_t)
