@@ -230,7 +230,7 @@ class UnlabeledSampler:
         return self.indices is not None
 
     def restrict(self, indices, weights=None) -> None:
-        """Sample only ``indices`` (distinct, in ``[0, n)``), each with ``weights`` (positive, finite;
+        """Sample only ``indices`` (distinct, in ``[0, n)``), each with ``weights`` (finite, >= 0, not all 0;
         None = all 1) multiplying its unlabeled loss."""
         idx = torch.as_tensor(indices)
         if idx.dtype == torch.bool or idx.is_floating_point() or idx.dim() != 1 or idx.numel() == 0:
@@ -246,8 +246,8 @@ class UnlabeledSampler:
             w = torch.as_tensor(weights, dtype=torch.float32).cpu()
             if w.shape != idx.shape:
                 raise ValueError(f"weights must have one entry per index ({idx.numel()}), got shape {tuple(w.shape)}")
-            if not bool(torch.isfinite(w).all()) or bool((w <= 0).any()):
-                raise ValueError("weights must be positive and finite")
+            if not bool(torch.isfinite(w).all()) or bool((w < 0).any()) or not bool((w > 0).any()):
+                raise ValueError("weights must be finite, non-negative and not all zero")
             w = w.to(self.device)
         self.indices, self.weights = idx.to(self.device), w
         self._stream = _PermutationStream(idx.numel(), self.batch_size, self.generator, self.device)

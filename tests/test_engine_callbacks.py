@@ -81,7 +81,7 @@ def test_restricted_sampler_draws_only_the_subset_with_its_weights():
 
 @pytest.mark.parametrize("indices, weights, match", [
     ([], None, "non-empty"), ([0.5, 1.0], None, "integer"), ([0, 50], None, r"\[0, 50\)"), ([-1, 2], None, "lie in"),
-    ([1, 1], None, "distinct"), ([1, 2], [1.0], "one entry per index"), ([1, 2], [1.0, 0.0], "positive"),
+    ([1, 1], None, "distinct"), ([1, 2], [1.0], "one entry per index"), ([1, 2], [1.0, -1.0], "non-negative"), ([1, 2], [0.0, 0.0], "not all zero"),
     ([1, 2], [1.0, float("nan")], "finite")])
 def test_sampler_refuses_bad_subsets(indices, weights, match):
     s = UnlabeledSampler(50, 4, make_generator(1), torch.device("cpu"))
