@@ -1,0 +1,50 @@
+"""Coreset selection of *unlabeled* data for efficient SSL (paper C: Retrieve), tensors in, indices out.
+
+Every selector: ``Selector(k, ...).fit(gradients, ...)``; results in trailing-underscore attributes
+(``indices_`` int64 CPU tensor in selection order, ``weights_`` float32 per index, ``timings_``); any
+device for the computation, deterministic given its ``seed``.
+
+* :mod:`sslkit.coreset.gradients`: closed-form per-sample last-layer gradients (§3.4): bias part ``g0``,
+  weight part ``g0 (x) h`` in ``nn.Linear`` layout, per class; :func:`logit_gradients` (``g0`` of any
+  per-sample SSL loss by autograd), :func:`labeled_gradient` (``grad L_S``, mean CE).
+* :mod:`sslkit.coreset.batches`: per-batch means and expansion of chosen batches (App. D/E).
+* :mod:`sslkit.coreset.retrieve`: :class:`Retrieve` (Algorithm 2, eq. (5)-(7); stochastic / naive /
+  r-round greedy; ``cords_compatible``), :func:`one_step_objective` (eq. (6)).
+* :mod:`sslkit.coreset.craig`: :class:`Craig` (App. D eq. (49)-(50), lazy facility location).
+* :mod:`sslkit.coreset.gradmatch`: :class:`GradMatch` (App. E eq. (52), non-negative regularised OMP).
+* :mod:`sslkit.coreset.uniform`: :class:`RandomCoreset`.
+"""
+
+from sslkit.coreset.batches import batch_means, expand_batches, n_batches
+from sslkit.coreset.craig import Craig, craig_similarity, facility_location
+from sslkit.coreset.gradients import (
+    cross_entropy_logit_gradients,
+    labeled_gradient,
+    last_layer_gradients,
+    logit_gradients,
+    split_last_layer,
+)
+from sslkit.coreset.gradmatch import GradMatch, nonnegative_ridge, omp_nonnegative
+from sslkit.coreset.retrieve import Retrieve, one_step_objective, stochastic_candidates
+from sslkit.coreset.uniform import RandomCoreset
+
+__all__ = [
+    "Retrieve",
+    "one_step_objective",
+    "stochastic_candidates",
+    "Craig",
+    "facility_location",
+    "craig_similarity",
+    "GradMatch",
+    "omp_nonnegative",
+    "nonnegative_ridge",
+    "RandomCoreset",
+    "logit_gradients",
+    "last_layer_gradients",
+    "labeled_gradient",
+    "cross_entropy_logit_gradients",
+    "split_last_layer",
+    "batch_means",
+    "expand_batches",
+    "n_batches",
+]

@@ -1,0 +1,38 @@
+"""Random coreset baseline (paper C §4 "Random"; re-drawn at every selection round, CORDS ``Random``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from sslkit._checks import check_count, check_seed
+from sslkit.coreset._inputs import check_budget
+
+__all__ = ["RandomCoreset"]
+
+
+class RandomCoreset:
+    """``k`` distinct points uniformly at random: ``RandomCoreset(k, seed=0).fit(n_or_grads, draw=0)``.
+
+    ``fit`` takes the number of unlabeled points ``N`` or any tensor with ``N`` rows. ``draw`` numbers the
+    selection round (Algorithm 1 re-selects every ``R`` epochs): each ``(seed, draw)`` pair gives its own
+    subset, reproducibly (a CPU ``torch.Generator`` seeded from ``numpy.random.SeedSequence([seed, draw])``).
+
+    Attributes after ``fit``: ``indices_`` (int64 CPU tensor, distinct), ``weights_`` (ones, float32).
+    """
+
+    def __init__(self, k, *, seed=0):
+        self.k = check_count(k, "k", allow_zero=False)
+        self.seed = check_seed(seed)
+
+    def fit(self, X, draw: int = 0):
+        n = X.shape[0] if hasattr(X, "shape") else check_count(X, "n")
+        k = check_budget(self.k, n)
+        state = np.random.SeedSequence([self.seed, check_count(draw, "draw")]).generate_state(2, np.uint32)
+        gen = torch.Generator().manual_seed(int(state[0]) << 32 | int(state[1]))
+        self.indices_ = torch.randperm(n, generator=gen)[:k]
+        self.weights_ = torch.ones(k, dtype=torch.float32)
+        return self
+
+    def __repr__(self):
+        return f"RandomCoreset(k={self.k}, seed={self.seed})"
