@@ -45,6 +45,7 @@ import torch
 
 from sslkit._checks import check_count, check_seed
 from sslkit.experiments import paper_a
+from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
 
 FIXMATCH_THRESHOLDS = (0.8, 0.9, 0.95)
 #: Table 3's binary rows -> Table 1's settings (n_1, n_2).
@@ -482,161 +483,30 @@ def main(argv=None) -> None:
 
 
 # ------------------------------------------------------------------------------------------------------
-# the paper's numbers (Appendix D), typed from the paper and checked twice
+# the paper's numbers (Appendix D), from sslkit/experiments/paper_numbers/
 # ------------------------------------------------------------------------------------------------------
 
-def _ms(text: str) -> tuple:
-    m, s = text.split("±")
-    return float(m), float(s)
-
-
-def _parse(text: str) -> list:
-    return [[x.strip() for x in line.split("|")] for line in text.strip().splitlines()]
-
-
 #: Table 3 (FixMatch): ``{(dataset, setting): {"threshold", "test_acc": (mean, std), "best_val_acc": (mean, std)}}``.
-PAPER_TABLE3 = {(d, s): {"threshold": float(t), "test_acc": _ms(a), "best_val_acc": _ms(v)} for d, s, t, a, v in _parse("""
-adult | Bal. (60) | 0.95 | 77.96±2.11 | 78.61±4.04
-adult | Bal. (200) | 0.9 | 78.74±2.03 | 78.61±2.97
-adult | Imb. (60) | 0.95 | 78.97±2.45 | 78.67±3.70
-adult | Imb. (200) | 0.9 | 79.49±2.42 | 79.83±3.20
-banknote | Bal. (60) | 0.9 | 94.88±3.20 | 95.55±3.43
-banknote | Bal. (200) | 0.9 | 97.12±1.95 | 97.61±2.26
-banknote | Imb. (60) | 0.95 | 93.52±4.84 | 94.72±3.16
-banknote | Imb. (200) | 0.95 | 96.46±2.30 | 97.22±2.07
-mnist_4v9 | Bal. (60) | 0.8 | 98.83±0.57 | 99.68±0.48
-mnist_4v9 | Bal. (200) | 0.95 | 98.99±0.37 | 99.68±0.40
-mnist_4v9 | Imb. (60) | 0.8 | 98.89±0.55 | 99.63±0.47
-mnist_4v9 | Imb. (200) | 0.8 | 99.03±0.32 | 99.67±0.48
-breast_cancer | Bal. (60) | 0.8 | 93.22±2.70 | 96.33±2.37
-breast_cancer | Bal. (200) | 0.9 | 95.09±1.99 | 98.33±1.91
-breast_cancer | Imb. (60) | 0.9 | 93.39±2.69 | 97.00±2.64
-breast_cancer | Imb. (200) | 0.95 | 95.00±2.09 | 98.89±2.02
-credit_default | Bal. (60) | 0.95 | 66.97±7.04 | 68.17±8.91
-credit_default | Bal. (200) | 0.95 | 70.18±7.01 | 71.72±8.61
-credit_default | Imb. (60) | 0.95 | 72.89±4.74 | 76.44±4.63
-credit_default | Imb. (200) | 0.8 | 72.22±7.02 | 73.72±8.22
-mnist | Bal. (200) | 0.8 | 97.12±0.54 | 98.00±0.75
-mnist | Bal. (500) | 0.95 | 96.82±0.76 | 97.80±0.98
-mnist | Bal. (1500) | 0.8 | 97.65±0.55 | 97.95±1.07
-mnist | Mild (500) | 0.9 | 96.95±1.24 | 97.95±0.80
-mnist | Mild (1500) | 0.8 | 97.60±0.53 | 98.10±0.81
-mnist | Sev. (500) | 0.95 | 94.71±3.97 | 95.35±4.47
-mnist | Sev. (1500) | 0.9 | 97.39±0.50 | 98.00±0.94
-""")}
-
+PAPER_TABLE3 = {(r["dataset"], r["setting"]): {"threshold": r["threshold"], "test_acc": mean_std(r, "test_acc"),
+                                               "best_val_acc": mean_std(r, "best_val_acc")}
+                for r in load_paper_numbers("a_table3")}
 #: Table 4 (MNIST, Ours (Iter), covariance examples per class): ``{(dataset, setting, c): (mean, std)}``.
-PAPER_TABLE4 = {("mnist", s, int(c)): _ms(a) for s, c, a in _parse("""
-Bal. (500) | 1 | 90.96±1.08
-Bal. (500) | 2 | 91.11±2.11
-Bal. (500) | 3 | 91.58±1.43
-Bal. (500) | 5 | 91.54±1.36
-Bal. (500) | 10 | 91.95±0.92
-Bal. (500) | 20 | 92.18±1.08
-Bal. (500) | 50 | 92.14±0.70
-Bal. (500) | 100 | 92.28±0.84
-Bal. (500) | 1000 | 92.55±0.67
-Sev. (500) | 1 | 80.90±2.23
-Sev. (500) | 2 | 78.57±4.85
-Sev. (500) | 3 | 79.57±3.23
-Sev. (500) | 5 | 80.88±3.14
-Sev. (500) | 10 | 81.17±2.76
-Sev. (500) | 20 | 81.75±2.26
-Sev. (500) | 50 | 82.56±2.40
-Sev. (500) | 100 | 81.40±2.06
-Sev. (500) | 1000 | 82.23±2.61
-""")}
-
+PAPER_TABLE4 = {(r["dataset"], r["setting"], r["cov_per_class"]): mean_std(r) for r in load_paper_numbers("a_table4")}
 #: Table 5 (equal-covariance diagnostic): ``{(dataset, setting): {"classes", "test_acc", "cov_rel_fro"}}``.
-PAPER_TABLE5 = {(d, s): {"classes": int(k), "test_acc": _ms(a), "cov_rel_fro": _ms(f)} for d, s, k, a, f in _parse("""
-covertype | Bal. (140) | 7 | 56.58±2.28 | 1.5110±0.0864
-covertype | Mild (350) | 7 | 63.71±1.51 | 1.5344±0.0847
-covertype | Sev. (350) | 7 | 64.26±1.71 | 1.5386±0.0794
-dry_bean | Bal. (350) | 7 | 91.56±0.71 | 1.1433±0.0275
-dry_bean | Sev. (140) | 7 | 85.28±1.94 | 1.1341±0.1139
-mnist | Mild (500) | 10 | 89.74±0.99 | 1.1260±0.0847
-mnist | Sev. (500) | 10 | 80.94±2.98 | 1.0817±0.0701
-shuttle | Bal. (70) | 7 | 96.74±1.57 | 1.3476±0.0407
-shuttle | Mild (140) | 7 | 97.88±0.82 | 1.3545±0.0314
-""")}
+PAPER_TABLE5 = {(r["dataset"], r["setting"]): {"classes": r["classes"], "test_acc": mean_std(r, "test_acc"),
+                                               "cov_rel_fro": mean_std(r, "cov_rel_fro")}
+                for r in load_paper_numbers("a_table5")}
 
 
-def _nn_table(text: str) -> dict:
-    return {(d, s): {"on": _ms(on), "off": _ms(off), "delta": float(delta)} for d, s, on, off, delta in _parse(text)}
+def _nn_table(name: str) -> dict:
+    return {(r["dataset"], r["setting"]): {"on": mean_std(r, "on"), "off": mean_std(r, "off"), "delta": r["delta"]}
+            for r in load_paper_numbers(name)}
 
 
 #: Tables 6–10 (nn-correction ablation of Ours (Iter)): ``{(dataset, setting): {"on", "off": (mean, std),
-#: "delta": NN off − NN on in pp}}``; settings in Tables 1–2's notation.
-PAPER_TABLE6 = _nn_table("""
-adult | (15,45) | 80.3±1.6 | 80.2±1.6 | -0.1
-adult | (30,30) | 80.8±1.5 | 80.9±1.1 | +0.1
-adult | (50,150) | 82.2±1.0 | 82.1±0.9 | -0.1
-adult | (100,100) | 82.4±1.0 | 82.5±1.0 | +0.1
-banknote | (15,45) | 97.3±1.5 | 96.9±2.0 | -0.4
-banknote | (30,30) | 97.8±1.1 | 97.9±1.4 | +0.1
-banknote | (50,150) | 98.6±0.9 | 98.6±0.9 | 0.0
-banknote | (100,100) | 98.8±1.0 | 98.8±1.0 | 0.0
-breast_cancer | (15,45) | 94.5±2.3 | 94.6±2.4 | +0.2
-breast_cancer | (30,30) | 94.4±1.8 | 94.5±2.0 | +0.2
-breast_cancer | (50,150) | 95.5±1.7 | 95.6±1.7 | 0.0
-breast_cancer | (100,100) | 95.6±1.8 | 95.6±1.7 | +0.1
-credit_default | (15,45) | 78.2±2.0 | 78.3±1.8 | +0.1
-credit_default | (30,30) | 78.9±1.2 | 78.9±1.2 | 0.0
-credit_default | (50,150) | 78.9±1.3 | 79.0±1.2 | 0.0
-credit_default | (100,100) | 79.3±1.1 | 79.3±1.1 | 0.0
-""")
-PAPER_TABLE7 = _nn_table("""
-mnist_4v9 | (15,45) | 94.7±1.9 | 92.3±3.4 | -2.5
-mnist_4v9 | (30,30) | 95.6±1.6 | 94.6±3.1 | -1.0
-mnist_4v9 | (50,150) | 97.3±0.9 | 96.9±1.1 | -0.4
-mnist_4v9 | (100,100) | 97.7±0.7 | 97.4±1.1 | -0.3
-cifar_cvd | (15,45) | 55.4±1.6 | 55.8±2.1 | +0.4
-cifar_cvd | (30,30) | 55.8±2.0 | 55.2±2.1 | -0.6
-cifar_cvd | (50,150) | 58.2±2.1 | 58.7±1.6 | +0.5
-cifar_cvd | (100,100) | 59.6±1.7 | 58.7±1.7 | -0.9
-""")
-#: Table 8 "Labeled" 20/50/150 (10 classes) and 10/20/50 (7 classes) per class = the balanced regimes.
-PAPER_TABLE8 = _nn_table("""
-mnist | Bal. (200) | 86.9±1.3 | 85.6±1.8 | -1.3
-mnist | Bal. (500) | 91.8±0.5 | 91.4±1.3 | -0.4
-mnist | Bal. (1500) | 95.4±0.4 | 95.3±0.6 | -0.1
-cifar10 | Bal. (200) | 31.7±1.4 | 28.9±2.1 | -2.9
-cifar10 | Bal. (500) | 38.4±1.2 | 35.0±2.0 | -3.3
-cifar10 | Bal. (1500) | 47.1±1.1 | 44.3±1.2 | -2.7
-covertype | Bal. (70) | 52.0±2.9 | 53.1±3.1 | +1.2
-covertype | Bal. (140) | 55.8±1.3 | 56.3±2.8 | +0.6
-covertype | Bal. (350) | 61.2±2.1 | 61.4±1.9 | +0.2
-shuttle | Bal. (70) | 96.7±1.2 | 96.6±1.5 | -0.1
-shuttle | Bal. (140) | 97.3±1.0 | 97.5±0.9 | +0.2
-shuttle | Bal. (350) | 97.3±1.0 | 97.8±0.9 | +0.5
-dry_bean | Bal. (70) | 87.6±1.6 | 87.5±1.7 | -0.1
-dry_bean | Bal. (140) | 89.9±0.9 | 89.6±1.1 | -0.3
-dry_bean | Bal. (350) | 91.3±0.6 | 91.3±0.6 | 0.0
-""")
-PAPER_TABLE9 = _nn_table("""
-mnist | Mild (500) | 89.8±1.4 | 89.3±1.8 | -0.5
-mnist | Mild (1500) | 94.3±0.8 | 94.0±0.9 | -0.3
-cifar10 | Mild (500) | 34.7±1.0 | 33.2±1.9 | -1.5
-cifar10 | Mild (1500) | 42.6±1.0 | 42.2±2.1 | -0.4
-covertype | Mild (140) | 57.4±2.1 | 58.5±2.4 | +1.0
-covertype | Mild (350) | 62.7±1.4 | 62.5±1.1 | -0.2
-shuttle | Mild (140) | 96.9±1.0 | 97.3±1.5 | +0.4
-shuttle | Mild (350) | 97.6±1.1 | 97.7±1.0 | +0.1
-dry_bean | Mild (140) | 89.1±1.7 | 88.9±1.8 | -0.2
-dry_bean | Mild (350) | 90.7±0.9 | 90.6±1.0 | -0.1
-""")
-PAPER_TABLE10 = _nn_table("""
-mnist | Sev. (500) | 81.1±1.1 | 74.9±3.1 | -6.2
-mnist | Sev. (1500) | 89.5±1.7 | 86.9±2.3 | -2.6
-cifar10 | Sev. (500) | 28.1±1.3 | 25.6±2.1 | -2.5
-cifar10 | Sev. (1500) | 34.1±1.9 | 33.4±1.8 | -0.7
-covertype | Sev. (140) | 58.0±1.7 | 59.0±2.2 | +0.9
-covertype | Sev. (350) | 63.3±1.7 | 63.4±1.6 | +0.1
-shuttle | Sev. (140) | 97.2±0.9 | 97.3±1.1 | +0.1
-shuttle | Sev. (350) | 97.6±0.8 | 97.6±0.8 | +0.1
-dry_bean | Sev. (140) | 84.9±2.6 | 85.5±2.4 | +0.6
-dry_bean | Sev. (350) | 89.1±1.5 | 88.9±1.5 | -0.1
-""")
+#: "delta": NN off − NN on in pp}}``; settings in Tables 1–2's notation. Table 8's "Labeled" 20/50/150
+#: (10 classes) and 10/20/50 (7 classes) per class are the balanced regimes.
+PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, PAPER_TABLE9, PAPER_TABLE10 = (_nn_table(f"a_table{t}") for t in range(6, 11))
 
 PAPER_TABLES = {3: PAPER_TABLE3, 4: PAPER_TABLE4, 5: PAPER_TABLE5, 6: PAPER_TABLE6, 7: PAPER_TABLE7,
                 8: PAPER_TABLE8, 9: PAPER_TABLE9, 10: PAPER_TABLE10}

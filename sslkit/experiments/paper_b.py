@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from sslkit._checks import check_count, check_seed
+from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
 
 __all__ = [
     "FIGURE2_N",
@@ -199,34 +200,9 @@ TABLE4_BUDGETS = {"CIFAR-10": (40, 250, 4000), "CIFAR-100": (400, 2500, 10000)}
 #: first, then pure diversity (minimum average similarity), mu only breaking exact ties.
 TINY_ALPHA = 1e-6
 
-# Table 4 as printed: FreeMatch top-1 accuracy (%), mean ± std over five runs (columns "CIFAR-10 @ 40" ...).
-_TABLE4_TEXT = """
-0            85.54 0.48 | 93.55 0.34 | 94.58 0.27 | 39.26 0.52 | 63.77 0.26 | 71.90 0.17
-0.4          92.28 0.24 | 93.68 0.13 | 94.95 0.12 | 42.56 0.47 | 65.88 0.24 | 71.71 0.29
-0.8          94.42 0.49 | 94.94 0.37 | 95.15 0.35 | 45.62 0.35 | 66.87 0.20 | 72.45 0.23
-0.9          94.33 0.28 | 95.03 0.21 | 95.20 0.42 | 48.12 0.50 | 67.14 0.16 | 72.15 0.23
-0.95         94.44 0.64 | 95.07 0.26 | 95.45 0.38 | 48.41 0.59 | 67.11 0.29 | 72.80 0.35
-0.98         94.51 0.39 | 95.02 0.15 | 95.31 0.44 | 48.33 0.54 | 67.40 0.23 | 72.68 0.22
-1            94.53 0.42 | 95.01 0.23 | 95.54 0.25 | 48.18 0.36 | 67.20 0.29 | 73.05 0.18
-1-1/sqrt(m)  95.05 0.13 | 95.50 0.20 | 95.98 0.28 | 48.41 0.59 | 67.40 0.23 | 73.13 0.19
-"""
-
-
-def _parse_table4(text: str) -> dict:
-    cols = [f"{d} @ {m}" for d, ms in TABLE4_BUDGETS.items() for m in ms]
-    out = {}
-    for line in text.strip().splitlines():
-        label, rest = line.split(None, 1)
-        cells = [c.split() for c in rest.split("|")]
-        if label not in TABLE4_ALPHAS or len(cells) != len(cols):
-            raise ValueError(f"malformed Table 4 line {line!r}")
-        for col, (mean, std) in zip(cols, cells):
-            out[(label, col)] = (float(mean), float(std))
-    return out
-
-
-#: ``{(alpha label, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 4 (FreeMatch, % top-1, 5 runs).
-PAPER_TABLE4 = _parse_table4(_TABLE4_TEXT)
+#: ``{(alpha label, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 4 (FreeMatch, % top-1, mean ± std over
+#: five runs), from sslkit/experiments/paper_numbers/b_table4.csv.
+PAPER_TABLE4 = {(r["alpha"], f"{r['dataset']} @ {r['m']}"): mean_std(r) for r in load_paper_numbers("b_table4")}
 
 
 def table4_alpha(label: str, m: int) -> float:

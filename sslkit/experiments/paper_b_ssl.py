@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from sslkit._checks import check_count, check_seed
+from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
 
 __all__ = [
     "TABLE1_SELECTORS",
@@ -58,52 +59,16 @@ TABLE1_BUDGETS = {"CIFAR-10": (40, 250, 4000), "CIFAR-100": (400, 2500, 10000), 
 #: Table 1's dataset labels -> :func:`sslkit.data.load_dataset` names.
 TABLE1_DATASETS = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100", "SVHN": "svhn", "STL-10": "stl10"}
 
-# Table 1 as printed (mean, std over five runs, % top-1). Columns: C10@40 C10@250 C10@4000 C100@400 C100@2500
-# C100@10000 SVHN@250 SVHN@1000 STL@40 STL@250. Typed from the paper and checked twice against its text.
-_TABLE1_TEXT = """
-FlexMatch Stratified  91.45 3.41 | 95.10 0.25 | 95.63 0.24 | 50.23 0.41 | 67.38 0.45 | 73.61 0.43 | 89.60 1.86 | 93.66 0.49 | 75.33 3.74 | 92.29 0.64
-FlexMatch Random      87.30 4.61 | 93.95 0.91 | 95.17 0.59 | 45.58 0.97 | 66.48 0.98 | 72.61 0.83 | 87.67 1.16 | 94.06 1.14 | 65.81 1.21 | 90.70 0.79
-FlexMatch k-Means     81.23 8.71 | 94.59 0.51 | 95.09 0.65 | 41.60 1.24 | 65.99 0.57 | 71.53 0.42 | 90.28 0.69 | 93.82 1.04 | 55.43 0.39 | 90.64 1.05
-FlexMatch USL         91.73 0.13 | 94.89 0.20 | 95.43 0.15 | 46.89 0.46 | 66.75 0.37 | 72.53 0.32 | 90.03 0.63 | 93.10 0.78 | 75.65 0.60 | 90.77 0.36
-FlexMatch ActiveFT    70.87 4.14 | 93.85 1.37 | 95.31 0.75 | 25.69 0.64 | 57.19 2.06 | 70.96 0.75 | 89.32 1.87 | 92.53 0.43 | 55.57 1.42 | 87.28 1.19
-FlexMatch RDSS        94.69 0.28 | 95.21 0.47 | 95.71 0.10 | 48.12 0.36 | 67.27 0.55 | 73.21 0.29 | 91.70 0.39 | 95.70 0.35 | 77.96 0.52 | 93.16 0.41
-FreeMatch Stratified  95.05 0.15 | 95.40 0.23 | 95.80 0.29 | 51.29 0.56 | 67.69 0.58 | 73.90 0.53 | 92.58 1.05 | 94.22 0.78 | 79.16 5.01 | 91.36 0.18
-FreeMatch Random      93.41 1.24 | 93.98 0.91 | 95.56 0.17 | 47.16 1.25 | 66.09 1.08 | 72.09 0.99 | 91.62 1.88 | 94.40 1.28 | 76.66 2.43 | 90.72 0.97
-FreeMatch k-Means     88.05 5.07 | 94.80 0.48 | 95.51 0.37 | 44.07 1.94 | 66.09 0.39 | 71.69 0.72 | 93.30 0.46 | 94.68 0.72 | 63.22 4.92 | 89.99 0.87
-FreeMatch USL         93.81 0.62 | 95.19 0.18 | 95.78 0.29 | 47.07 0.78 | 66.92 0.33 | 72.59 0.36 | 93.36 0.53 | 94.44 0.44 | 76.95 0.86 | 90.58 0.58
-FreeMatch ActiveFT    78.13 2.87 | 94.54 0.81 | 95.33 0.53 | 26.67 0.46 | 56.23 0.85 | 71.20 0.68 | 92.60 0.51 | 93.71 0.54 | 63.31 2.99 | 86.60 0.30
-FreeMatch RDSS        95.05 0.13 | 95.50 0.20 | 95.98 0.28 | 48.41 0.59 | 67.40 0.23 | 73.13 0.19 | 94.54 0.46 | 95.83 0.37 | 81.90 1.72 | 92.22 0.40
-"""
-
-
-def _parse_table1(text: str) -> dict:
-    cols = [f"{d} @ {m}" for d, ms in TABLE1_BUDGETS.items() for m in ms]
-    out = {}
-    for line in text.strip().splitlines():
-        algorithm, selector, rest = line.split(None, 2)
-        cells = [c.split() for c in rest.split("|")]
-        if algorithm not in TABLE1_ALGORITHMS or selector not in TABLE1_SELECTORS or len(cells) != len(cols) \
-                or any(len(c) != 2 for c in cells):
-            raise ValueError(f"malformed Table 1 line {line!r}")
-        for col, (mean, std) in zip(cols, cells):
-            out[(algorithm, selector, col)] = (float(mean), float(std))
-    return out
-
-
-#: ``{(algorithm, selector, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 1 (% top-1, five runs).
-PAPER_TABLE1_B = _parse_table1(_TABLE1_TEXT)
+#: ``{(algorithm, selector, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 1 (% top-1, mean ± std over five
+#: runs), from sslkit/experiments/paper_numbers/b_table1.csv.
+PAPER_TABLE1_B = {(r["algorithm"], r["selector"], f"{r['dataset']} @ {r['m']}"): mean_std(r)
+                  for r in load_paper_numbers("b_table1")}
 
 #: Paper B Table 5 (App. D.4): time complexity and seconds to select m = 400 of CIFAR-100's 50 000 training
 #: images (mean of three runs, "an idle server"; CPU/GPU not stated). Random and Stratified are printed
 #: as "≈ 0" (``seconds = 0.0`` here, ``approx_zero = True``).
-PAPER_TABLE5_B = {
-    "Random": {"complexity": "O(n)", "seconds": 0.0, "approx_zero": True},
-    "Stratified": {"complexity": "O(n)", "seconds": 0.0, "approx_zero": True},
-    "k-Means": {"complexity": "O(mnT)", "seconds": 579.97, "approx_zero": False},
-    "USL": {"complexity": "O(mnT)", "seconds": 257.68, "approx_zero": False},
-    "ActiveFT": {"complexity": "O(mnT)", "seconds": 224.35, "approx_zero": False},
-    "RDSS": {"complexity": "O(mn)", "seconds": 132.77, "approx_zero": False},
-}
+PAPER_TABLE5_B = {r["selector"]: {"complexity": r["complexity"], "seconds": r["seconds"], "approx_zero": r["approx_zero"]}
+                  for r in load_paper_numbers("b_table5")}
 
 #: The official code's kernel (reference notes §2.2, B2): ``exp(-0.5 ||x - y||^2)``, i.e. our
 #: ``exp(-||x - y||^2 / sigma^2)`` with ``sigma = sqrt(2)``, whatever the scale of the features.
