@@ -43,7 +43,7 @@ def _build_parser() -> argparse.ArgumentParser:
 def _list() -> int:
     header = ("NAME", "PAPER", "GPU?", "PATH", "TITLE")
     rows = [header] + [
-        (s.name, s.paper, "yes" if s.gpu_recommended else "no", s.path, s.title) for s in notebooks.NOTEBOOKS
+        (s.name, s.paper, "yes" if s.gpu_recommended else "no", s.path, s.title) for s in notebooks.registry()
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
     for row in rows:

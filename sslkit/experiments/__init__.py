@@ -2,12 +2,11 @@
 numbers, and the registry of reproducible notebooks (issue 2, section 5)."""
 
 from .hardware import hardware_summary
-from .notebooks import NOTEBOOKS, NotebookSpec, get_notebook, notebook_parameters, repo_root, reproduce
+from .notebooks import NotebookSpec, get_notebook, notebook_parameters, registry, repo_root, reproduce
 from .runner import expand_grid, load_results, results_path, run_grid, run_key
 from .tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
 
 __all__ = [
-    "NOTEBOOKS",
     "NotebookSpec",
     "aggregate",
     "comparison_layout",
@@ -19,6 +18,7 @@ __all__ = [
     "load_results",
     "notebook_parameters",
     "paper_comparison",
+    "registry",
     "repo_root",
     "reproduce",
     "results_path",
