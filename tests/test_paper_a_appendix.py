@@ -117,7 +117,7 @@ def test_covariance_rows_are_held_out_with_exact_class_counts():
     idx = task.indices
     for part in ("labeled", "unlabeled", "val", "test"):
         assert np.intersect1d(rows, idx[part]).size == 0, part
-    y = np.asarray(paper_a._source("breast_cancer", None).y)
+    y = np.asarray(paper_a.source_dataset("breast_cancer").y)
     assert np.bincount(y[rows], minlength=2).tolist() == [7, 7]
     np.testing.assert_array_equal(rows, A.covariance_rows(task, 7, seed=4))  # seeded
     with pytest.raises(ValueError, match="cov_per_class=1000 is too large"):

@@ -217,7 +217,7 @@ class Task:
 
 
 @functools.lru_cache(maxsize=8)
-def _source(dataset: str, data_root):
+def source_dataset(dataset: str, data_root=None):
     """The loaded (binary-restricted) :class:`~sslkit.data.Dataset` of a table dataset (cached)."""
     from sslkit.data import binary_task, load_dataset
 
@@ -273,7 +273,7 @@ def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, 
     from sslkit.data import images_to_tensor, make_split, standardize
     from sslkit.models import MLP, PAPER_A_MLP_HIDDEN, LeNetCIFAR, LeNetMNIST
 
-    ds = _source(dataset, data_root)
+    ds = source_dataset(dataset, data_root)
     k = ds.num_classes
     if isinstance(labeled_per_class, str):
         counts = labeled_counts(dataset, labeled_per_class)
@@ -469,7 +469,7 @@ def run_order_variant(dataset: str, setting: str, order: str, seed: int, *, scal
         raise ValueError(f"order must be one of {REGIME_ORDERS}, got {order!r}")
     if dataset not in TABLE2_DATASETS:
         raise ValueError(f"dataset must be a Table 2 dataset {TABLE2_DATASETS}, got {dataset!r}")
-    ds = _source(dataset, data_root)
+    ds = source_dataset(dataset, data_root)
     base = labeled_counts(dataset, setting)
     if order == REGIME_ORDERS[0]:
         ranks = regime_class_order(dataset, ds.classes)
@@ -778,7 +778,7 @@ def run_table(table: int, datasets, seeds, *, scale="paper", device="auto", sett
                         hardware=hardware_summary(device))
 
 
-def _parse_seeds(text: str) -> list:
+def parse_seeds(text: str) -> list:
     if "-" in text:
         a, b = text.split("-")
         return list(range(int(a), int(b) + 1))
@@ -803,7 +803,7 @@ def main(argv=None) -> None:
         torch.set_num_threads(args.threads)
     datasets = [d for d in args.datasets.split(",") if d]
     methods = None if args.methods is None else args.methods.split(",")
-    records = run_table(args.table, datasets, _parse_seeds(args.seeds), scale=args.scale, device=args.device,
+    records = run_table(args.table, datasets, parse_seeds(args.seeds), scale=args.scale, device=args.device,
                         methods=methods, results_dir=args.results_dir, progress=True)
     print(f"{len(records)} runs done")
 

@@ -103,7 +103,7 @@ def _cifar10(data_root):
 
 
 def _source(dataset: str, data_root):
-    return _cifar10(data_root) if dataset == "cifar10" else paper_a._source(dataset, data_root)
+    return _cifar10(data_root) if dataset == "cifar10" else paper_a.source_dataset(dataset, data_root)
 
 
 def build_task(dataset: str, setting, seed: int, *, n_unlabeled: int, n_val: int, data_root=None):
@@ -477,7 +477,7 @@ def main(argv=None) -> None:
         torch.set_num_threads(args.threads)
     datasets = None if args.datasets is None else [d for d in args.datasets.split(",") if d]
     tables = [int(t) for t in args.tables.split(",")]
-    records = run_tables(tables, paper_a._parse_seeds(args.seeds), datasets=datasets, scale=args.scale,
+    records = run_tables(tables, paper_a.parse_seeds(args.seeds), datasets=datasets, scale=args.scale,
                          device=args.device, results_dir=args.results_dir, progress=True)
     print(f"{len(records)} runs done")
 

@@ -247,19 +247,6 @@ def _real_features(dataset: str, data_root=None, pca_dim: int = 50, max_rows=Non
     raise ValueError(f"dataset must be 'digits' or 'mnist', got {dataset!r}")
 
 
-def _proxy_accuracy(X_l, y_l, X_test, y_test) -> float:
-    """Test accuracy (%) of a logistic regression trained on the labeled set only (z-scored with the
-    labeled set's statistics); a labeled set of one class predicts that class."""
-    from sklearn.linear_model import LogisticRegression
-
-    if np.unique(y_l).size < 2:
-        return 100.0 * float(np.mean(y_test == y_l[0]))
-    mean, std = X_l.mean(axis=0), X_l.std(axis=0)
-    std[std == 0] = 1.0
-    clf = LogisticRegression(max_iter=2000).fit((X_l - mean) / std, y_l)
-    return 100.0 * float(clf.score((X_test - mean) / std, y_test))
-
-
 def table4_proxy_run(alpha: str, m: int, seed: int, *, dataset: str = "digits", test_fraction: float = 0.25,
                      data_root=None, max_rows=None, device="cpu") -> dict:
     """Table 4 on a CPU: what can honestly be measured without SSL training.
@@ -274,6 +261,7 @@ def table4_proxy_run(alpha: str, m: int, seed: int, *, dataset: str = "digits", 
     """
     from sklearn.model_selection import train_test_split
 
+    from sslkit.experiments.paper_b_ssl import proxy_accuracy
     from sslkit.select import GKHR, alpha_mmd2, auto_alpha, median_bandwidth
 
     seed = check_seed(seed)
@@ -288,7 +276,7 @@ def table4_proxy_run(alpha: str, m: int, seed: int, *, dataset: str = "digits", 
     met = selection_metrics(Xp, sel.indices_, alpha=a, bandwidth=bandwidth, mu=sel.mu_, labels=yp, device=device)
     met["alpha_mmd2_rdss"] = alpha_mmd2(Xp, sel.indices_, auto_alpha(m), bandwidth, mu=sel.mu_, device=device)
     met.update(alpha_value=a, bandwidth=bandwidth, n_pool=int(Xp.shape[0]), n_test=int(test.size),
-               proxy_acc=_proxy_accuracy(Xp[sel.indices_], yp[sel.indices_], X[test], y[test]),
+               proxy_acc=proxy_accuracy(Xp[sel.indices_], yp[sel.indices_], X[test], y[test]),
                select_seconds=round(sel.timings_["total"], 4))
     return met
 
