@@ -59,11 +59,14 @@ from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_st
 #: Table 1 (binary) and Table 2 (multiclass) datasets, in the paper's row order.
 TABLE1_DATASETS = ("adult", "banknote", "breast_cancer", "credit_default", "mnist_4v9", "cifar_cvd")
 TABLE2_DATASETS = ("covertype", "shuttle", "dry_bean", "mnist")
-#: Not a row of the paper: scikit-learn's 8x8 digits (10 classes, 1797 rows, as 64 tabular features), the
-#: multiclass stand-in that runs with no data files (quick scale of a_table2); MNIST's regimes apply.
-EXTRA_DATASETS = ("digits",)
+#: Not rows of Tables 1-2: scikit-learn's 8x8 digits (10 classes, 1797 rows, as 64 tabular features), the
+#: multiclass stand-in that runs with no data files (quick scale of a_table2), and CIFAR-10 with its 10 classes
+#: (App. D.4, Tables 8-10). MNIST's regimes, validation size and n_U apply to both.
+EXTRA_DATASETS = ("digits", "cifar10")
 TABULAR = ("adult", "banknote", "breast_cancer", "credit_default", "covertype", "shuttle", "dry_bean", "digits")
-IMAGE = ("mnist_4v9", "cifar_cvd", "mnist")
+IMAGE = ("mnist_4v9", "cifar_cvd", "mnist", "cifar10")
+#: Multiclass datasets with 10 classes (MNIST's regimes: Table 2's MNIST rows); the others have 7.
+TEN_CLASS = ("mnist", "digits", "cifar10")
 
 #: Binary settings ``(n_1, n_2)`` of Table 1, as the table writes them.
 TABLE1_SETTINGS = ("(15,45)", "(30,30)", "(50,150)", "(100,100)")
@@ -97,7 +100,7 @@ def settings_of(dataset: str) -> tuple:
     _check_dataset(dataset)
     if dataset in TABLE1_DATASETS:
         return TABLE1_SETTINGS
-    return TABLE2_SETTINGS_MNIST if dataset in ("mnist", "digits") else TABLE2_SETTINGS
+    return TABLE2_SETTINGS_MNIST if dataset in TEN_CLASS else TABLE2_SETTINGS
 
 
 def methods_of(dataset: str) -> tuple:
@@ -139,7 +142,7 @@ def labeled_counts(dataset: str, setting) -> list:
     if not m:
         raise ValueError(f"setting of multiclass dataset {dataset!r} must look like 'Bal. (70)', 'Mild (140)' or "
                          f"'Sev. (350)', got {setting!r}")
-    k = 10 if dataset in ("mnist", "digits") else 7
+    k = 10 if dataset in TEN_CLASS else 7
     return paper_a_regime(k, _REGIME_NAMES[m.group(1)], int(m.group(2)))
 
 
@@ -270,7 +273,7 @@ def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, 
     seed = check_seed(seed)
     n_unlabeled = check_count(n_unlabeled, "n_unlabeled")
     n_val = check_count(n_val, "n_val")
-    from sslkit.data import images_to_tensor, make_split, standardize
+    from sslkit.data import image_stats, images_to_tensor, make_split, standardize
     from sslkit.models import MLP, PAPER_A_MLP_HIDDEN, LeNetCIFAR, LeNetMNIST
 
     ds = source_dataset(dataset, data_root)
@@ -320,11 +323,10 @@ def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, 
         shape = (d,)
     else:
         train = X[pool[rest]]
-        x01 = train.reshape(train.shape[0], -1, 1 if train.ndim == 3 else train.shape[-1]).astype(np.float64) / 255.0
-        mean, std = x01.mean(axis=(0, 1)), x01.std(axis=(0, 1))
+        mean, std = image_stats(train)
         conv = lambda a: images_to_tensor(a, mean, std)  # noqa: E731
         Xl, Xu, Xv, Xt = conv(X[idx["labeled"]]), conv(X[idx["unlabeled"]]), conv(X[idx["val"]]), conv(X_test_src)
-        net = LeNetCIFAR if dataset == "cifar_cvd" else LeNetMNIST
+        net = LeNetCIFAR if dataset in ("cifar_cvd", "cifar10") else LeNetMNIST
         factory = functools.partial(net, k)
         shape = tuple(Xl.shape[1:])
     lab = lambda a: torch.as_tensor(np.asarray(a, np.int64))  # noqa: E731
@@ -393,8 +395,8 @@ def n_unlabeled_of(dataset: str, scale: str) -> int:
 
 
 def n_val_of(dataset: str) -> int:
-    """Validation size of §6.2: 60, except 200 for the multiclass image task (MNIST)."""
-    return 200 if dataset == "mnist" else 60
+    """Validation size of §6.2: 60, except 200 for the multiclass image tasks (MNIST; CIFAR-10 as MNIST)."""
+    return 200 if dataset in ("mnist", "cifar10") else 60
 
 
 def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto", watch_warmup: bool = False):

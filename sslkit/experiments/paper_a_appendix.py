@@ -37,8 +37,6 @@ Choices where Appendix D is silent (also stated in the notebooks ``a_fixmatch`` 
 
 from __future__ import annotations
 
-import functools
-import time
 
 import numpy as np
 import torch
@@ -57,18 +55,14 @@ TABLE3_MNIST_SETTINGS = ("Bal. (200)", "Bal. (500)", "Bal. (1500)", "Mild (500)"
 #: Table 4: covariance examples per class.
 COV_SIZES = (1, 2, 3, 5, 10, 20, 50, 100, 1000)
 NN_MODES = ("on", "off")
-DATASETS = paper_a.TABLE1_DATASETS + paper_a.TABLE2_DATASETS + paper_a.EXTRA_DATASETS + ("cifar10",)
-IMAGE = paper_a.IMAGE + ("cifar10",)
+DATASETS = paper_a.TABLE1_DATASETS + paper_a.TABLE2_DATASETS + paper_a.EXTRA_DATASETS
+#: The task builder and its sizes are paper A's (CIFAR-10's 10-class task is one of its datasets).
+build_task, n_val_of, n_unlabeled_of = paper_a.build_task, paper_a.n_val_of, paper_a.n_unlabeled_of
 
 
 # ------------------------------------------------------------------------------------------------------
-# data: paper_a.build_task plus multiclass CIFAR-10, extra rows and image statistics
+# data: Table 3's settings, extra rows of a task's source and its image statistics
 # ------------------------------------------------------------------------------------------------------
-
-def _check_dataset(dataset) -> None:
-    if dataset not in DATASETS:
-        raise ValueError(f"dataset must be one of {DATASETS}, got {dataset!r}")
-
 
 def table3_setting(dataset: str, setting: str) -> str:
     """Table 3's row label -> the setting :func:`paper_a.build_task` understands ("Imb. (60)" -> "(15,45)");
@@ -83,74 +77,6 @@ def table3_setting(dataset: str, setting: str) -> str:
     return setting
 
 
-def n_val_of(dataset: str) -> int:
-    """Validation size of paper A §6.2: 60, 200 for the multiclass image tasks (MNIST, CIFAR-10)."""
-    return 200 if dataset in ("mnist", "cifar10") else 60
-
-
-def n_unlabeled_of(dataset: str, scale: str) -> int:
-    """n_U as :func:`paper_a.n_unlabeled_of` (CIFAR-10 as an image task)."""
-    if dataset == "cifar10":
-        return paper_a.PROTOCOL[scale]["n_unlabeled_image"]
-    return paper_a.n_unlabeled_of(dataset, scale)
-
-
-@functools.lru_cache(maxsize=2)
-def _cifar10(data_root):
-    from sslkit.data import load_dataset
-
-    return load_dataset("cifar10", root=data_root)
-
-
-def _source(dataset: str, data_root):
-    return _cifar10(data_root) if dataset == "cifar10" else paper_a.source_dataset(dataset, data_root)
-
-
-def build_task(dataset: str, setting, seed: int, *, n_unlabeled: int, n_val: int, data_root=None):
-    """:func:`paper_a.build_task`, plus ``"cifar10"`` (10 classes, official test split, MNIST's regimes,
-    LeNet-like CIFAR CNN) drawn with exactly the same random streams and rules."""
-    _check_dataset(dataset)
-    if dataset != "cifar10":
-        return paper_a.build_task(dataset, setting, seed, n_unlabeled=n_unlabeled, n_val=n_val, data_root=data_root)
-    from sslkit.data import images_to_tensor, make_split
-    from sslkit.models import LeNetCIFAR
-
-    seed = check_seed(seed)
-    counts = (paper_a.labeled_counts("mnist", setting) if isinstance(setting, str)
-              else [check_count(c, "setting[]") for c in setting])
-    if len(counts) != 10:
-        raise ValueError(f"cifar10 has 10 classes, got {len(counts)} labeled counts")
-    ds = _source(dataset, data_root)
-    y_all = np.asarray(ds.y, np.int64)
-    prior = np.bincount(y_all, minlength=10) / y_all.size
-    pool = np.arange(y_all.size)
-    rng = np.random.default_rng([seed, 1])
-    if n_val > pool.size or n_unlabeled > pool.size - n_val:
-        raise ValueError(f"n_val={n_val} / n_unlabeled={n_unlabeled} do not fit in the {pool.size} CIFAR-10 rows")
-    val = np.sort(rng.choice(pool.size, size=n_val, replace=False))
-    rest = np.setdiff1d(pool, val)
-    split = make_split(y_all[rest], counts, seed=int(np.random.default_rng([seed, 2]).integers(2**31)))
-    labeled = rest[split.labeled]
-    unlabeled = np.sort(np.random.default_rng([seed, 3]).choice(rest, size=n_unlabeled, replace=False))
-    mean, std = _image_stats(ds.X, rest)
-    conv = lambda a: images_to_tensor(a, mean, std)  # noqa: E731
-    lab = lambda a: torch.as_tensor(np.asarray(a, np.int64))  # noqa: E731
-    return paper_a.Task(dataset=dataset, X_l=conv(ds.X[labeled]), y_l=lab(y_all[labeled]), X_u=conv(ds.X[unlabeled]),
-                        X_val=conv(ds.X[val]), y_val=lab(y_all[val]), X_test=conv(ds.X_test), y_test=lab(ds.y_test),
-                        prior=prior, num_classes=10, input_shape=(3, 32, 32),
-                        labeled_counts=[int(c) for c in np.bincount(y_all[labeled], minlength=10)],
-                        official_test=True, indices={"labeled": labeled, "unlabeled": unlabeled, "val": val,
-                                                     "test": np.zeros(0, np.int64)},
-                        model_factory=functools.partial(LeNetCIFAR, 10))
-
-
-def _image_stats(X: np.ndarray, rows: np.ndarray):
-    """Per-channel mean / std of ``X[rows]`` in [0, 1] (as paper_a.build_task normalises images)."""
-    train = X[rows]
-    x01 = train.reshape(train.shape[0], -1, 1 if train.ndim == 3 else train.shape[-1]).astype(np.float64) / 255.0
-    return x01.mean(axis=(0, 1)), x01.std(axis=(0, 1))
-
-
 def _training_rows(task, n_rows: int) -> np.ndarray:
     """Rows of the source that are neither test nor validation (the "training pool" the features are
     normalised with in :func:`paper_a.build_task`)."""
@@ -161,8 +87,10 @@ def _training_rows(task, n_rows: int) -> np.ndarray:
 def image_stats(task, data_root=None):
     """The per-channel ``(mean, std)`` the images of ``task`` were normalised with (for FixMatch's
     de-/re-normalisation around its augmentations)."""
-    ds = _source(task.dataset, data_root)
-    return _image_stats(ds.X, _training_rows(task, ds.X.shape[0]))
+    from sslkit.data import image_stats as stats
+
+    ds = paper_a.source_dataset(task.dataset, data_root)
+    return stats(ds.X[_training_rows(task, ds.X.shape[0])])
 
 
 def extra_rows(task, rows, data_root=None):
@@ -170,10 +98,10 @@ def extra_rows(task, rows, data_root=None):
     (z-scores of the training pool for tabular data, the pool's per-channel normalisation for images)."""
     from sslkit.data import images_to_tensor, standardize
 
-    ds = _source(task.dataset, data_root)
+    ds = paper_a.source_dataset(task.dataset, data_root)
     rows = np.asarray(rows, np.int64)
     y = torch.as_tensor(np.asarray(ds.y, np.int64)[rows])
-    if task.dataset in IMAGE:
+    if task.dataset in paper_a.IMAGE:
         mean, std = image_stats(task, data_root)
         return images_to_tensor(ds.X[rows], mean, std), y
     _, X = standardize(ds.X[_training_rows(task, ds.X.shape[0])], ds.X[rows])
@@ -184,7 +112,7 @@ def covariance_rows(task, cov_per_class: int, seed: int, data_root=None) -> np.n
     """Table 4's covariance set: ``cov_per_class`` rows of every class (seeded), drawn from the training pool
     minus the validation, labeled and unlabeled rows of ``task``. ValueError when a class has too few."""
     cov_per_class = check_count(cov_per_class, "cov_per_class", allow_zero=False)
-    ds = _source(task.dataset, data_root)
+    ds = paper_a.source_dataset(task.dataset, data_root)
     y = np.asarray(ds.y, np.int64)
     idx = task.indices
     free = np.setdiff1d(_training_rows(task, y.size), np.concatenate([idx["labeled"], idx["unlabeled"]]))
@@ -315,7 +243,7 @@ def run_fixmatch(dataset: str, setting: str, threshold: float, seed: int, *, sca
         raise ValueError(f"threshold must be one of App. D.1's {FIXMATCH_THRESHOLDS}, got {threshold!r}")
     task = _task(dataset, table3_setting(dataset, setting), seed, scale, data_root)
     mean = std = None
-    if dataset in IMAGE:
+    if dataset in paper_a.IMAGE:
         mean, std = image_stats(task, data_root)
     algo = FixMatch(threshold=float(threshold), lambda_u=1.0, mean=mean, std=std)
     metrics, trainer = fit(task, algo, seed, scale=scale, device=device)

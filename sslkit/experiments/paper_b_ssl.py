@@ -180,7 +180,7 @@ def train_ssl(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "Fr
     import torch
 
     from sslkit.algorithms import FlexMatch, FreeMatch
-    from sslkit.data import images_to_tensor
+    from sslkit.data import image_stats, images_to_tensor
     from sslkit.engine import Trainer
     from sslkit.models import MLP, LeNetMNIST, wrn28_2
     from sslkit.seeding import seed_everything
@@ -213,9 +213,7 @@ def train_ssl(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "Fr
         if X_train.dtype != np.uint8 or X_train.ndim not in (3, 4):
             raise ValueError(f"protocol model {p['model']!r} needs uint8 images (N, H, W[, C]), got dtype "
                              f"{X_train.dtype} and shape {X_train.shape}")
-        channels = 1 if X_train.ndim == 3 else X_train.shape[-1]
-        x01 = X_train.reshape(-1, channels).astype(np.float64) / 255.0
-        mean, std = x01.mean(axis=0), x01.std(axis=0)
+        mean, std = image_stats(X_train)
         Xt, Xs = images_to_tensor(X_train, mean=mean, std=std), images_to_tensor(X_test, mean=mean, std=std)
         norm, augment = {"mean": mean, "std": std}, "auto"
     else:
