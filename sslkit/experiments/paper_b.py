@@ -115,7 +115,7 @@ def figure2_run(distribution: str, n: int, fraction: float, seed: int, *, device
 # --------------------------------------------------------------------------------------------------
 
 #: Figure 3's panels, in the paper's order ("stratified, random, k-Means, USL, ActiveFT and RDSS").
-FIGURE3_SELECTORS = ("Stratified", "Random", "k-Means", "USL", "ActiveFT", "RDSS")
+FIGURE3_SELECTORS = ("Stratified", "Random", "k-Means", "USL", "ActiveFT", "RDSS")  # = sslkit.select.SELECTORS
 
 
 def figure3_data(n: int = 5000, *, seed=0):
@@ -132,24 +132,17 @@ def figure3_run(selector: str, seed: int, *, m: int = 100, n: int = 5000, device
     (:func:`selection_metrics` at RDSS's ``alpha = 1 - 1/sqrt(m)`` and the median bandwidth of the data;
     ``labels`` = the GMM component). The selected ``indices`` are part of the returned dict (for the plot).
     """
-    from sslkit.select import (GKHR, ActiveFTSelector, KMeansSelector, RandomSelector, StratifiedSelector,
-                               USLSelector, auto_alpha, median_bandwidth)
+    from sslkit.select import auto_alpha, make_selector, median_bandwidth
 
     if selector not in FIGURE3_SELECTORS:
         raise ValueError(f"selector must be one of {FIGURE3_SELECTORS}, got {selector!r}")
     seed = check_seed(seed)
     m = check_count(m, "m", allow_zero=False)
     X, comp = figure3_data(n, seed=seed)
-    makers = {
-        "Stratified": lambda: StratifiedSelector(m, seed=seed).fit(X, comp),   # the oracle: reads the labels
-        "Random": lambda: RandomSelector(m, seed=seed).fit(X),
-        "k-Means": lambda: KMeansSelector(m, seed=seed, device=device).fit(X),
-        "USL": lambda: USLSelector(m, seed=seed, device=device).fit(X),
-        "ActiveFT": lambda: ActiveFTSelector(m, seed=seed, device=device).fit(X),
-        "RDSS": lambda: GKHR(m, seed=seed, device=device).fit(X),
-    }
+    sel = make_selector(selector, m, seed=seed, device=device)
     t0 = time.perf_counter()
-    idx = np.asarray(makers[selector]().indices_, dtype=np.int64)
+    sel.fit(X, comp) if selector == "Stratified" else sel.fit(X)   # the oracle reads the labels
+    idx = np.asarray(sel.indices_, dtype=np.int64)
     seconds = time.perf_counter() - t0
     bandwidth = median_bandwidth(X, seed=seed, device=device)
     out = selection_metrics(X, idx, alpha=auto_alpha(m), bandwidth=bandwidth, labels=comp, device=device)

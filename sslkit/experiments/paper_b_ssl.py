@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from sslkit._checks import check_count, check_seed
+from sslkit.select.registry import SELECTORS, make_selector
 from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
 
 __all__ = [
@@ -51,7 +52,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------------
 
 #: Table 1's rows, in the paper's order. "Stratified" reads the labels (an oracle; greyed out in the paper).
-TABLE1_SELECTORS = ("Stratified", "Random", "k-Means", "USL", "ActiveFT", "RDSS")
+TABLE1_SELECTORS = tuple(SELECTORS)
 #: The two SSL algorithms of Table 1 (USB implementations in the paper; :mod:`sslkit.algorithms` here).
 TABLE1_ALGORITHMS = ("FlexMatch", "FreeMatch")
 #: Budgets of Table 1 (§7.1).
@@ -96,34 +97,6 @@ PROTOCOLS = {"usb": USB_PROTOCOL, "head": HEAD_PROTOCOL}
 # --------------------------------------------------------------------------------------------------
 # selection
 # --------------------------------------------------------------------------------------------------
-
-
-def make_selector(name: str, m: int, *, seed=0, device="cpu", bandwidth="median"):
-    """The selector of Table 1 called ``name`` (:data:`TABLE1_SELECTORS`) with budget ``m``.
-
-    RDSS = :class:`sslkit.select.GKHR` with ``alpha = 1 - 1/sqrt(m)`` (§7.1) and ``bandwidth`` ("median" = §6's
-    median heuristic, or a number: the kernel width sigma). USL and ActiveFT use their official settings
-    (they L2-normalise the features themselves); k-Means: k-means++ seeding, <= 100 Lloyd iterations.
-    Stratified needs the labels in ``fit`` (an oracle).
-    """
-    from sslkit.select import (GKHR, ActiveFTSelector, KMeansSelector, RandomSelector, StratifiedSelector,
-                               USLSelector)
-
-    m = check_count(m, "m", allow_zero=False)
-    seed = check_seed(seed)
-    if name == "Stratified":
-        return StratifiedSelector(m, seed=seed)
-    if name == "Random":
-        return RandomSelector(m, seed=seed)
-    if name == "k-Means":
-        return KMeansSelector(m, seed=seed, device=device)
-    if name == "USL":
-        return USLSelector(m, seed=seed, device=device)
-    if name == "ActiveFT":
-        return ActiveFTSelector(m, seed=seed, device=device)
-    if name == "RDSS":
-        return GKHR(m, bandwidth=bandwidth, seed=seed, device=device)
-    raise ValueError(f"selector must be one of {TABLE1_SELECTORS}, got {name!r}")
 
 
 def select_indices(name: str, features, labels, m: int, *, seed=0, device="cpu", bandwidth="median"):
