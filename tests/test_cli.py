@@ -220,3 +220,24 @@ def test_cli_failing_notebook_exits_1_and_names_the_executed_notebook(tiny, tmp_
     assert seen["parameters"] == {"scale": "quick", "device": "auto", "n": 3}
     assert seen["cwd"] == str(REPO) and seen["kernel_name"] == "python3"
     assert seen["kernelspec"] == "python3"  # set on the converted notebook (pitfall P2)
+
+
+def test_parse_seeds():
+    from sslkit.cli import parse_seeds
+
+    assert parse_seeds("0-4") == [0, 1, 2, 3, 4] and parse_seeds("3") == [3] and parse_seeds("0,2,7") == [0, 2, 7]
+
+
+def test_sweeps_of_paper_a_write_their_results_files(tmp_path, capsys):
+    from sslkit.experiments import load_results
+
+    argv = ["--seeds", "0", "--scale", "quick", "--device", "cpu", "--results-dir", str(tmp_path)]
+    assert main(["sweep-a", "--table", "1", "--datasets", "breast_cancer", "--methods", "Sup.", *argv]) == 0
+    assert capsys.readouterr().out.strip().endswith("4 runs done")
+    records = load_results(tmp_path / "a_table1" / "quick.jsonl")
+    assert sorted(r["config"]["setting"] for r in records) == sorted(["(15,45)", "(30,30)", "(50,150)", "(100,100)"])
+    assert main(["sweep-a-appendix", "--tables", "6", "--datasets", "breast_cancer", *argv]) == 0
+    assert capsys.readouterr().out.strip().endswith("8 runs done")
+    assert len(load_results(tmp_path / "a_ablations" / "quick.jsonl")) == 8
+    assert main(["sweep-a", "--table", "3", "--datasets", "adult", *argv]) == 2
+    assert "table must be 1 or 2" in capsys.readouterr().err

@@ -645,37 +645,3 @@ def run_table(table: int, datasets, seeds, *, scale="paper", device="auto", sett
         warnings.simplefilter("ignore", UserWarning)
         return run_grid(fn, grid, path, seeds=seeds, scale=scale, progress=progress,
                         hardware=hardware_summary(device))
-
-
-def parse_seeds(text: str) -> list:
-    if "-" in text:
-        a, b = text.split("-")
-        return list(range(int(a), int(b) + 1))
-    return [int(s) for s in text.split(",")]
-
-
-def main(argv=None) -> None:
-    """``python -m sslkit.experiments.paper_a --table 1 --datasets adult,banknote --seeds 0-4 [--threads 1]``."""
-    import argparse
-
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--table", type=int, required=True)
-    ap.add_argument("--datasets", required=True, help="comma-separated")
-    ap.add_argument("--seeds", default="0-4", help="'0-29' or '0,1,2'")
-    ap.add_argument("--methods", default=None, help="comma-separated table method names (default: all)")
-    ap.add_argument("--scale", default="paper")
-    ap.add_argument("--device", default="auto")
-    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
-    ap.add_argument("--results-dir", default=None)
-    args = ap.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    datasets = [d for d in args.datasets.split(",") if d]
-    methods = None if args.methods is None else args.methods.split(",")
-    records = run_table(args.table, datasets, parse_seeds(args.seeds), scale=args.scale, device=args.device,
-                        methods=methods, results_dir=args.results_dir, progress=True)
-    print(f"{len(records)} runs done")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -318,7 +318,7 @@ def select_threshold(records, metric: str = "best_val_acc") -> list:
 
 
 # ------------------------------------------------------------------------------------------------------
-# grids (the paper-scale sweeps) and the CLI
+# grids (the paper-scale sweeps; ``sslkit sweep-a-appendix`` runs them)
 # ------------------------------------------------------------------------------------------------------
 
 NOTEBOOK_OF = {3: "a_fixmatch", 4: "a_ablations", 5: "a_ablations", 6: "a_ablations", 7: "a_ablations",
@@ -388,28 +388,6 @@ def run_tables(tables, seeds, *, datasets=None, scale="paper", device="auto", re
     return out
 
 
-def main(argv=None) -> None:
-    """``python -m sslkit.experiments.paper_a_appendix --tables 3,6 --datasets banknote --seeds 0-4 --threads 1``."""
-    import argparse
-
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--tables", required=True, help="comma-separated, 3..10")
-    ap.add_argument("--datasets", default=None, help="comma-separated (default: every row of the tables)")
-    ap.add_argument("--seeds", default="0-4", help="'0-29' or '0,1,2'")
-    ap.add_argument("--scale", default="paper")
-    ap.add_argument("--device", default="auto")
-    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
-    ap.add_argument("--results-dir", default=None)
-    args = ap.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    datasets = None if args.datasets is None else [d for d in args.datasets.split(",") if d]
-    tables = [int(t) for t in args.tables.split(",")]
-    records = run_tables(tables, paper_a.parse_seeds(args.seeds), datasets=datasets, scale=args.scale,
-                         device=args.device, results_dir=args.results_dir, progress=True)
-    print(f"{len(records)} runs done")
-
-
 # ------------------------------------------------------------------------------------------------------
 # the paper's numbers (Appendix D), from sslkit/experiments/paper_numbers/
 # ------------------------------------------------------------------------------------------------------
@@ -439,6 +417,3 @@ PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, PAPER_TABLE9, PAPER_TABLE10 = (_nn_tab
 PAPER_TABLES = {3: PAPER_TABLE3, 4: PAPER_TABLE4, 5: PAPER_TABLE5, 6: PAPER_TABLE6, 7: PAPER_TABLE7,
                 8: PAPER_TABLE8, 9: PAPER_TABLE9, 10: PAPER_TABLE10}
 
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
