@@ -1,5 +1,7 @@
-"""Experiments: grids of runs written one record at a time, mean ± std tables beside the papers'
-numbers, and the registry of reproducible notebooks (issue 2, section 5)."""
+"""Experiments: grids of runs written one record at a time (:mod:`.runner`), mean ± std tables beside the
+papers' numbers (:mod:`.tables`, :mod:`.paper_numbers`), the registry of reproducible notebooks
+(:mod:`.notebooks`), and one module per paper's experiments (:mod:`.paper_a`, :mod:`.paper_a_appendix`,
+:mod:`.variance`, :mod:`.paper_b`, :mod:`.paper_b_ssl`)."""
 
 from .hardware import hardware_summary
 from .notebooks import NotebookSpec, get_notebook, notebook_parameters, registry, repo_root, reproduce

@@ -5,7 +5,9 @@
 * :func:`run_one` -- one (dataset, setting, method, seed) with the training protocol of App. C;
 * :func:`select_hyper` -- the hyper-parameter choice of PL / VAT (highest mean best-validation accuracy,
   as App. D.1 does for FixMatch);
-* :data:`PAPER_TABLE1`, :data:`PAPER_TABLE2` -- the paper's numbers, ``{(dataset, setting): {method: (mean, std)}}``;
+* :data:`PAPER_TABLE1`, :data:`PAPER_TABLE2` -- the paper's numbers, ``{(dataset, setting): {method: (mean, std)}}``
+  (:mod:`sslkit.experiments.paper_numbers`);
+* :func:`run_table` -- the paper-scale sweeps (``sslkit sweep-a``).
 
 Data protocol (paper A §6.2 and App. C; where the paper is silent the choice is stated here and in the
 notebooks ``a_table1`` / ``a_table2``):
@@ -376,6 +378,9 @@ def _vat(prior, hyper, n_per_class, warmup_epochs=20):
     return VAT(eps=float(hyper))
 
 
+#: The display labels of the tables (method names such as "Sup.", settings, and the variants, orders and terms
+#: below) are also the ids: they enter the run keys of the committed records under notebooks/results/, so
+#: renaming one would orphan those records.
 #: Table method name -> ``factory(prior, hyper, n_per_class, warmup_epochs) -> SSLAlgorithm`` (hyper: PL
 #: threshold / VAT ε / None; n_per_class: the labeled set's class counts, used by the risk-rewrite methods;
 #: warmup_epochs: supervised epochs before Ours (Iter) estimates a* / before PL labels U -- 20 in App. C).

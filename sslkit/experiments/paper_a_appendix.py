@@ -11,7 +11,8 @@ protocol of App. C; see that module's docstring for every data choice):
 * :func:`run_ec_diagnostic` -- Table 5 (App. D.3): test accuracy of Ours (Iter) and the "Cov. rel. Fro."
   of its trained model (:func:`cov_rel_fro`).
 * :func:`run_nn` -- Tables 6–10 (App. D.4): Ours (Iter) with the non-negative correction on / off.
-* :data:`PAPER_TABLE3` ... :data:`PAPER_TABLE10` -- the paper's numbers.
+* :data:`PAPER_TABLE3` ... :data:`PAPER_TABLE10` -- the paper's numbers (:mod:`sslkit.experiments.paper_numbers`);
+* :func:`run_tables` -- the paper-scale sweeps (``sslkit sweep-a-appendix``).
 
 Choices where Appendix D is silent (also stated in the notebooks ``a_fixmatch`` and ``a_ablations``):
 

@@ -2,7 +2,7 @@
 
 * Table 1 (§7.1-7.2): :func:`table1_run` -- one cell of the grid "selector x SSL algorithm x dataset x budget":
   image features (:mod:`sslkit.features`) -> a selector of :mod:`sslkit.select` picks ``m`` samples -> those
-  are labeled, every training sample is unlabeled (USB's classic-CV setup, reference notes §2.5) -> FlexMatch
+  are labeled, every training sample is unlabeled (USB's classic-CV setup) -> FlexMatch
   or FreeMatch -> top-1 test accuracy. Two protocols (:data:`PROTOCOLS`): ``"usb"`` is the paper's (WRN-28-2
   on the images, SGD 0.03 / 0.9 Nesterov, weight decay 5e-4 without BN and biases, cosine 7π/16 over 2^20
   iterations, batch 64, unlabeled ratio 7, EMA 0.999; GPU), ``"head"`` is the CPU stand-in (a small MLP on the
@@ -10,7 +10,7 @@
 * Table 5 (App. D.4): :func:`table5_timing_run` -- wall-clock of one selector picking ``m`` of ``n`` feature
   vectors; :func:`defects_run` -- what the official code's defects B1 (random-init network features) and B2
   (fixed gamma = 0.5, i.e. sigma = sqrt 2) do to the quality of the selection.
-* :data:`PAPER_TABLE1_B`, :data:`PAPER_TABLE5_B`: the paper's numbers, typed from the text.
+* :data:`PAPER_TABLE1_B`, :data:`PAPER_TABLE5_B`: the paper's numbers (from :mod:`sslkit.experiments.paper_numbers`).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ PAPER_TABLE1_B = {(r["algorithm"], r["selector"], f"{r['dataset']} @ {r['m']}"):
 PAPER_TABLE5_B = {r["selector"]: {"complexity": r["complexity"], "seconds": r["seconds"], "approx_zero": r["approx_zero"]}
                   for r in load_paper_numbers("b_table5")}
 
-#: The official code's kernel (reference notes §2.2, B2): ``exp(-0.5 ||x - y||^2)``, i.e. our
+#: The official code's kernel (its defect B2): ``exp(-0.5 ||x - y||^2)``, i.e. our
 #: ``exp(-||x - y||^2 / sigma^2)`` with ``sigma = sqrt(2)``, whatever the scale of the features.
 OFFICIAL_BANDWIDTH = math.sqrt(2.0)
 
@@ -80,7 +80,7 @@ OFFICIAL_BANDWIDTH = math.sqrt(2.0)
 # protocols
 # --------------------------------------------------------------------------------------------------
 
-#: The paper's training (§7.1 + USB's classic-CV configs, reference notes §4.3-4.4).
+#: The paper's training (§7.1 + USB's classic-CV configs).
 USB_PROTOCOL = {"model": "wrn28_2", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4,
                 "schedule": "cosine", "epochs": 1024, "iterations_per_epoch": 1024, "batch_size": 64, "uratio": 7,
                 "ema_decay": 0.999}
