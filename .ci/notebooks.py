@@ -28,14 +28,15 @@ OUT = ROOT / "_build" / "ci" / "papermill"
 
 
 def registered():
-    from sslkit.experiments.notebooks import NOTEBOOKS
+    from sslkit.experiments.notebooks import registry
 
-    return {(ROOT / spec.path).resolve(): spec.name for spec in NOTEBOOKS}
+    return {(ROOT / spec.path).resolve(): spec.name for spec in registry()}
 
 
 def nbval_mode(md: Path) -> str:
-    meta = jupytext.read(md).metadata.get("sslkit", {})
-    return meta.get("nbval", "lax")
+    from sslkit.experiments.notebooks import front_matter
+
+    return front_matter(md).get("nbval", "lax")
 
 
 def run_papermill(md: Path, names: dict) -> None:

@@ -1,4 +1,5 @@
-"""Command line: ``sslkit list``, ``sslkit reproduce NAME ...`` and ``sslkit --version``.
+"""Command line: ``sslkit list``, ``sslkit reproduce NAME ...``, the paper-scale sweeps of paper A
+(``sslkit sweep-a`` for Tables 1-2, ``sslkit sweep-a-appendix`` for Tables 3-10) and ``sslkit --version``.
 
 User errors (unknown notebook, bad parameter, notebook not shipped) print one line to stderr and exit
 with status 2; a notebook that fails while executing exits with status 1 and names the executed notebook.
@@ -37,13 +38,55 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", default="_build/reproduce", metavar="DIR", help="folder of the executed notebook")
     rep.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
     rep.add_argument("--no-progress", action="store_true", help="hide papermill's progress bar")
+    a = sub.add_parser("sweep-a", help="run (or resume) paper A's Table 1 or 2 into its results file")
+    a.add_argument("--table", type=int, required=True)
+    a.add_argument("--datasets", required=True, help="comma-separated")
+    a.add_argument("--methods", default=None, help="comma-separated table method names (default: all)")
+    app = sub.add_parser("sweep-a-appendix", help="run (or resume) paper A's Tables 3-10 into their results files")
+    app.add_argument("--tables", required=True, help="comma-separated, 3..10")
+    app.add_argument("--datasets", default=None, help="comma-separated (default: every row of the tables)")
+    for sweep in (a, app):
+        sweep.add_argument("--seeds", default="0-4", help="'0-29' or '0,1,2'")
+        sweep.add_argument("--scale", default="paper")
+        sweep.add_argument("--device", default="auto")
+        sweep.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
+        sweep.add_argument("--results-dir", default=None)
     return parser
+
+
+def parse_seeds(text: str) -> list:
+    """``"0-4"`` -> ``[0, 1, 2, 3, 4]``; ``"0,2"`` -> ``[0, 2]``."""
+    if "-" in text:
+        a, b = text.split("-")
+        return list(range(int(a), int(b) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def _sweep(args) -> int:
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    seeds = parse_seeds(args.seeds)
+    kw = dict(scale=args.scale, device=args.device, results_dir=args.results_dir, progress=True)
+    if args.command == "sweep-a":
+        from .experiments.paper_a import run_table
+
+        methods = None if args.methods is None else args.methods.split(",")
+        records = run_table(args.table, [d for d in args.datasets.split(",") if d], seeds, methods=methods, **kw)
+    else:
+        from .experiments.paper_a_appendix import run_tables
+
+        datasets = None if args.datasets is None else [d for d in args.datasets.split(",") if d]
+        records = run_tables([int(t) for t in args.tables.split(",")], seeds, datasets=datasets, **kw)
+    print(f"{len(records)} runs done")
+    return 0
 
 
 def _list() -> int:
     header = ("NAME", "PAPER", "GPU?", "PATH", "TITLE")
     rows = [header] + [
-        (s.name, s.paper, "yes" if s.gpu_recommended else "no", s.path, s.title) for s in notebooks.NOTEBOOKS
+        (s.name, s.paper, "yes" if s.gpu_recommended else "no", s.path, s.title) for s in notebooks.registry()
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
     for row in rows:
@@ -94,6 +137,8 @@ def main(argv=None) -> int:
     try:
         if args.command == "list":
             return _list()
+        if args.command.startswith("sweep-"):
+            return _sweep(args)
         return _reproduce(args)
     except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
         print(f"sslkit: error: {exc}", file=sys.stderr)

@@ -64,16 +64,22 @@ def test_registry_has_the_end_to_end_notebook():
     assert spec.path == "notebooks/supervised_baseline.md"
     assert spec.title == "Supervised MLP: accuracy vs number of labels (Breast Cancer, Banknote)"
     assert spec.paper == "A" and spec.gpu_recommended is False
-    assert len({s.name for s in notebooks.NOTEBOOKS}) == len(notebooks.NOTEBOOKS)
-    assert all(s.paper in {"A", "B", "C", "-"} for s in notebooks.NOTEBOOKS)
+    specs = notebooks.registry()
+    assert len({s.name for s in specs}) == len(specs) == len(list((REPO / "notebooks").glob("*.md")))
+    assert all(s.paper in {"A", "B", "C", "-"} and s.nbval in {"strict", "lax"} for s in specs)
+    assert [s.name for s in specs if s.paper == "B"] == ["b-figure2", "b-figure3", "b-table1", "b-table4",
+                                                          "b-table5", "b-theory"]
+    assert notebooks.get_notebook("a-table1").targets[0]["item"] == "Table 1"
     assert notebooks.repo_root() == REPO
 
 
 def test_list_command(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    header, row = out.splitlines()[:2]
+    header, *rows = out.splitlines()
     assert header.split()[:4] == ["NAME", "PAPER", "GPU?", "PATH"]
+    assert len(rows) == len(notebooks.registry())
+    row = next(r for r in rows if r.startswith("supervised-baseline "))
     assert row.split()[:4] == ["supervised-baseline", "A", "no", "notebooks/supervised_baseline.md"]
     assert "Supervised MLP: accuracy vs number of labels" in row
 
@@ -129,7 +135,7 @@ def test_reproduce_executes_with_injected_parameters_in_repo_root(tiny, tmp_path
 
 
 def test_cli_reproduce_with_registry_override(tiny, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(notebooks, "NOTEBOOKS", (tiny,))
+    monkeypatch.setattr(notebooks, "registry", lambda: (tiny,))
     assert main(["list"]) == 0
     assert "tiny" in capsys.readouterr().out
     rc = main(["reproduce", "tiny", "-p", "n=7", "-p", "label=hello world", "--device", "cpu",
@@ -144,7 +150,7 @@ def test_cli_reproduce_with_registry_override(tiny, tmp_path, monkeypatch, capsy
 
 
 def test_cli_user_errors_are_one_line_without_traceback(tiny, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(notebooks, "NOTEBOOKS", (tiny,))
+    monkeypatch.setattr(notebooks, "registry", lambda: (tiny,))
     cases = [
         (["reproduce", "tiny", "-p", "epochs=3", "--out", str(tmp_path)],
          "notebook 'tiny' has no parameter 'epochs'; its parameters are: device, label, n, scale"),
@@ -162,7 +168,7 @@ def test_cli_user_errors_are_one_line_without_traceback(tiny, tmp_path, monkeypa
 
 
 def test_reproduce_argument_errors(tiny, tmp_path):
-    with pytest.raises(ValueError, match="unknown notebook 'nope'; reproducible notebooks: supervised-baseline"):
+    with pytest.raises(ValueError, match="unknown notebook 'nope'; reproducible notebooks: a-ablations, .*supervised-baseline"):
         reproduce("nope")
     with pytest.raises(ValueError, match="scale must be one of quick, paper"):
         reproduce(tiny, scale="full")
@@ -181,10 +187,17 @@ def test_reproduce_argument_errors(tiny, tmp_path):
 
 def test_missing_real_notebook_is_a_clear_cli_error(monkeypatch, capsys):
     missing = NotebookSpec("ghost", "notebooks/ghost_notebook.md", "not shipped")
-    monkeypatch.setattr(notebooks, "NOTEBOOKS", (missing,))
+    monkeypatch.setattr(notebooks, "registry", lambda: (missing,))
     assert main(["reproduce", "ghost"]) == 2
     err = capsys.readouterr().err
     assert "ghost_notebook.md" in err and "git repository" in err and "Traceback" not in err
+
+
+def test_no_shipped_notebooks_is_a_clear_cli_error(monkeypatch, capsys):
+    monkeypatch.setattr(notebooks, "registry", lambda: ())
+    assert main(["reproduce", "a-table1"]) == 2
+    err = capsys.readouterr().err
+    assert "no notebooks under" in err and "git repository" in err and "Traceback" not in err
 
 
 def test_cli_failing_notebook_exits_1_and_names_the_executed_notebook(tiny, tmp_path, monkeypatch, capsys):
@@ -198,7 +211,7 @@ def test_cli_failing_notebook_exits_1_and_names_the_executed_notebook(tiny, tmp_
         raise PapermillExecutionError(1, 2, "1/0", "ZeroDivisionError", "division by zero", [])
 
     monkeypatch.setattr(papermill, "execute_notebook", failing_execute)
-    monkeypatch.setattr(notebooks, "NOTEBOOKS", (tiny,))
+    monkeypatch.setattr(notebooks, "registry", lambda: (tiny,))
     out = tmp_path / "fail"
     assert main(["reproduce", "tiny", "--out", str(out), "-p", "n=3"]) == 1
     err = capsys.readouterr().err
@@ -207,3 +220,24 @@ def test_cli_failing_notebook_exits_1_and_names_the_executed_notebook(tiny, tmp_
     assert seen["parameters"] == {"scale": "quick", "device": "auto", "n": 3}
     assert seen["cwd"] == str(REPO) and seen["kernel_name"] == "python3"
     assert seen["kernelspec"] == "python3"  # set on the converted notebook (pitfall P2)
+
+
+def test_parse_seeds():
+    from sslkit.cli import parse_seeds
+
+    assert parse_seeds("0-4") == [0, 1, 2, 3, 4] and parse_seeds("3") == [3] and parse_seeds("0,2,7") == [0, 2, 7]
+
+
+def test_sweeps_of_paper_a_write_their_results_files(tmp_path, capsys):
+    from sslkit.experiments import load_results
+
+    argv = ["--seeds", "0", "--scale", "quick", "--device", "cpu", "--results-dir", str(tmp_path)]
+    assert main(["sweep-a", "--table", "1", "--datasets", "breast_cancer", "--methods", "Sup.", *argv]) == 0
+    assert capsys.readouterr().out.strip().endswith("4 runs done")
+    records = load_results(tmp_path / "a_table1" / "quick.jsonl")
+    assert sorted(r["config"]["setting"] for r in records) == sorted(["(15,45)", "(30,30)", "(50,150)", "(100,100)"])
+    assert main(["sweep-a-appendix", "--tables", "6", "--datasets", "breast_cancer", *argv]) == 0
+    assert capsys.readouterr().out.strip().endswith("8 runs done")
+    assert len(load_results(tmp_path / "a_ablations" / "quick.jsonl")) == 8
+    assert main(["sweep-a", "--table", "3", "--datasets", "adult", *argv]) == 2
+    assert "table must be 1 or 2" in capsys.readouterr().err

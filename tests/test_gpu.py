@@ -89,8 +89,10 @@ def test_pnu_trains_on_cuda():
 
 
 def test_vectorised_seeds_run_on_cuda():
+    from test_paper_a_experiments import vectorised_benchmark
+
     from sslkit.experiments import paper_a
 
     tasks = [paper_a.build_task("breast_cancer", "(30,30)", s, n_unlabeled=100, n_val=60) for s in (0, 1, 2)]
-    out = paper_a.fit_vectorised_mlp(tasks, [0, 1, 2], epochs=5, patience=3, device="cuda")
+    out = vectorised_benchmark().fit_vectorised_mlp(tasks, [0, 1, 2], epochs=5, patience=3, device="cuda")
     assert len(out) == 3 and all(50 <= r["test_acc"] <= 100 for r in out)

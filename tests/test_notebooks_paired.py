@@ -46,19 +46,30 @@ def test_first_cell_installs_sslkit_in_colab(md):
 
 
 def test_every_registered_notebook_takes_scale_and_device():
-    from sslkit.experiments.notebooks import NOTEBOOKS, notebook_parameters, repo_root
+    from sslkit.experiments.notebooks import notebook_parameters, registry, repo_root
 
-    for spec in NOTEBOOKS:
+    for spec in registry():
         params = notebook_parameters(repo_root() / spec.path)
         assert {"scale", "device"} <= set(params), f"{spec.path}: parameters cell lacks scale/device: {params}"
 
 
-def test_every_notebook_source_is_registered_and_in_the_toc():
-    from sslkit.experiments.notebooks import NOTEBOOKS
+def test_toc_lists_every_registered_notebook_under_its_paper():
+    """Every notebook source is registered (its front matter has an ``sslkit: title``), and ``_toc.yml`` lists
+    exactly the registered notebooks, each in the part of its paper ("Foundations" for no single paper)."""
+    import yaml
 
-    registered = {spec.path for spec in NOTEBOOKS}
-    toc = (ROOT / "_toc.yml").read_text()
-    for md in SOURCES:
-        rel = f"notebooks/{md.name}"
-        assert rel in registered, f"{rel} is not in sslkit.experiments.notebooks.NOTEBOOKS"
-        assert f"file: notebooks/{md.stem}\n" in toc, f"{rel} is not in _toc.yml"
+    from sslkit.experiments.notebooks import registry
+
+    specs = {spec.path: spec for spec in registry()}
+    assert sorted(specs) == [f"notebooks/{md.name}" for md in SOURCES], "a notebook's front matter lacks sslkit: title"
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    listed = {}
+    for part in toc["parts"]:
+        paper = part["caption"].split(" ")[0] if " · " in part["caption"] else None
+        for chapter in part["chapters"]:
+            if chapter["file"].startswith("notebooks/"):
+                listed[chapter["file"] + ".md"] = paper
+    assert sorted(listed) == sorted(specs), "_toc.yml and the notebook registry list different notebooks"
+    for path, paper in listed.items():
+        if paper is not None:
+            assert specs[path].paper == paper, f"{path} (paper {specs[path].paper}) sits in part {paper} of _toc.yml"

@@ -117,7 +117,7 @@ def test_covariance_rows_are_held_out_with_exact_class_counts():
     idx = task.indices
     for part in ("labeled", "unlabeled", "val", "test"):
         assert np.intersect1d(rows, idx[part]).size == 0, part
-    y = np.asarray(paper_a._source("breast_cancer", None).y)
+    y = np.asarray(paper_a.source_dataset("breast_cancer").y)
     assert np.bincount(y[rows], minlength=2).tolist() == [7, 7]
     np.testing.assert_array_equal(rows, A.covariance_rows(task, 7, seed=4))  # seeded
     with pytest.raises(ValueError, match="cov_per_class=1000 is too large"):
@@ -178,7 +178,7 @@ def test_cifar10_multiclass_task_follows_mnist_protocol(monkeypatch):
     fake = Dataset(name="cifar10", X=rng.integers(0, 256, (2600, 32, 32, 3), dtype=np.uint8), y=y,
                    X_test=rng.integers(0, 256, (50, 32, 32, 3), dtype=np.uint8), y_test=np.arange(50) % 10,
                    classes=tuple(str(c) for c in range(10)), source="fake")
-    monkeypatch.setattr(A, "_source", lambda dataset, data_root: fake)
+    monkeypatch.setattr(paper_a, "source_dataset", lambda dataset, data_root=None: fake)
     task = A.build_task("cifar10", "Sev. (500)", 0, n_unlabeled=300, n_val=200)
     assert task.labeled_counts == paper_a.labeled_counts("mnist", "Sev. (500)")
     assert tuple(task.X_l.shape[1:]) == (3, 32, 32) and task.X_val.shape[0] == 200 and task.X_u.shape[0] == 300

@@ -208,9 +208,22 @@ def test_run_one_quick_is_sane_and_deterministic(monkeypatch):
         run_one("dry_bean", "Bal. (70)", "PNU", 1, scale="quick")
 
 
+def vectorised_benchmark():
+    """benchmarks/a_vectorised_seeds.py as a module (its fit_vectorised_mlp is no part of the package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "a_vectorised_seeds.py"
+    spec = importlib.util.spec_from_file_location("a_vectorised_seeds", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_vectorised_seeds_match_shapes():
+    fit_vectorised_mlp = vectorised_benchmark().fit_vectorised_mlp
     tasks = [build_task("breast_cancer", "(15,45)", s, n_unlabeled=300, n_val=60) for s in range(3)]
-    out = paper_a.fit_vectorised_mlp(tasks, [0, 1, 2], epochs=3, patience=2)
+    out = fit_vectorised_mlp(tasks, [0, 1, 2], epochs=3, patience=2)
     assert len(out) == 3 and all(50 <= o["test_acc"] <= 100 and 1 <= o["epochs"] <= 3 for o in out)
     with pytest.raises(ValueError, match="one task per seed"):
-        paper_a.fit_vectorised_mlp(tasks, [0, 1])
+        fit_vectorised_mlp(tasks, [0, 1])

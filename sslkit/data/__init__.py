@@ -9,7 +9,7 @@
 """
 
 from sslkit.data.dataset import Dataset
-from sslkit.data.images import images_to_tensor
+from sslkit.data.images import image_stats, images_to_tensor
 from sslkit.data.registry import DATASETS, ChecksumError, DatasetNotFoundError, load_dataset
 from sslkit.data.splits import (
     IMBALANCE_PRESETS,
@@ -49,6 +49,7 @@ __all__ = [
     "DatasetNotFoundError",
     "ChecksumError",
     "standardize",
+    "image_stats",
     "images_to_tensor",
     # splits
     "Split",

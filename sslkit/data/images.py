@@ -39,6 +39,14 @@ def images_to_tensor(X, mean=None, std=None) -> torch.Tensor:
     return (t - m) / s
 
 
+def image_stats(X) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel mean and standard deviation (float64, on the ``[0, 1]`` scale) of uint8 images ``(N, H, W)``
+    or ``(N, H, W, C)``: the ``mean`` / ``std`` to give :func:`images_to_tensor` for the images' own statistics."""
+    X = np.asarray(X)
+    x01 = X.reshape(X.shape[0], -1, 1 if X.ndim == 3 else X.shape[-1]).astype(np.float64) / 255.0
+    return x01.mean(axis=(0, 1)), x01.std(axis=(0, 1))
+
+
 def _per_channel(v, name: str, channels: int, device) -> torch.Tensor:
     v = torch.as_tensor(v, dtype=torch.float32, device=device).reshape(-1)
     if v.numel() == 1:

@@ -1,13 +1,14 @@
-"""Experiments: grids of runs written one record at a time, mean ± std tables beside the papers'
-numbers, and the registry of reproducible notebooks (issue 2, section 5)."""
+"""Experiments: grids of runs written one record at a time (:mod:`.runner`), mean ± std tables beside the
+papers' numbers (:mod:`.tables`, :mod:`.paper_numbers`), the registry of reproducible notebooks
+(:mod:`.notebooks`), and one module per paper's experiments (:mod:`.paper_a`, :mod:`.paper_a_appendix`,
+:mod:`.variance`, :mod:`.paper_b`, :mod:`.paper_b_ssl`)."""
 
 from .hardware import hardware_summary
-from .notebooks import NOTEBOOKS, NotebookSpec, get_notebook, notebook_parameters, repo_root, reproduce
+from .notebooks import NotebookSpec, get_notebook, notebook_parameters, registry, repo_root, reproduce
 from .runner import expand_grid, load_results, results_path, run_grid, run_key
 from .tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
 
 __all__ = [
-    "NOTEBOOKS",
     "NotebookSpec",
     "aggregate",
     "comparison_layout",
@@ -19,6 +20,7 @@ __all__ = [
     "load_results",
     "notebook_parameters",
     "paper_comparison",
+    "registry",
     "repo_root",
     "reproduce",
     "results_path",

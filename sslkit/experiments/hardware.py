@@ -1,6 +1,6 @@
 """One-line description of the machine a result was computed on (stored with every run record).
 
-The book labels every rendered result with its scale and hardware (issue 2, section 6), so each record
+The book labels every rendered result with its scale and hardware, so each record
 written by :func:`sslkit.experiments.runner.run_grid` carries this string.
 """
 

@@ -1,16 +1,20 @@
-"""The registry of reproducible notebooks and :func:`reproduce`, which executes one through papermill.
+"""The registry of reproducible notebooks, read from their front matter, and :func:`reproduce`, which executes
+one through papermill.
 
-Notebook sources are MyST markdown files in the repository's ``notebooks/`` folder (they ship with the
-git repository, not with the wheel). Each has a code cell tagged ``parameters`` that defines at least
-``scale`` and ``device``. :func:`reproduce` converts the source with jupytext, sets the kernelspec
-(tooling pitfall P2: papermill refuses a notebook without one), injects the parameters and executes it
-with papermill in the repository root (pitfall P16: papermill's working directory is otherwise the
+Notebook sources are MyST markdown files in the repository's ``notebooks/`` folder (they ship with the git
+repository, not with the wheel). The ``sslkit:`` block of each one's YAML header holds its ``title``,
+``paper``, ``gpu_recommended``, ``nbval`` mode and the paper ``targets`` it reproduces; :func:`registry`
+reads them, and the CLI, the scorecard, CI and the ``_toc.yml`` test all use it. Each notebook has a code
+cell tagged ``parameters`` that defines at least ``scale`` and ``device``. :func:`reproduce` converts the
+source with jupytext, sets the kernelspec (papermill refuses a notebook without one), injects the parameters
+and executes it with papermill in the repository root (papermill's working directory is otherwise the
 caller's).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +25,13 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 
 @dataclass(frozen=True)
 class NotebookSpec:
-    """One reproducible notebook.
+    """One reproducible notebook, as its front matter's ``sslkit:`` block describes it.
 
-    ``path`` is relative to the repository root (an absolute path is used as is);
-    ``paper`` is ``"A"``, ``"B"``, ``"C"`` or ``"-"`` (not tied to one paper).
+    ``name`` is the file's stem with ``-`` for ``_`` (``notebooks/a_table1.md`` -> ``a-table1``); ``path`` is
+    relative to the repository root (an absolute path is used as is); ``paper`` is ``"A"``, ``"B"``, ``"C"`` or
+    ``"-"`` (not tied to one paper); ``nbval`` is ``"strict"`` (CI compares the outputs) or ``"lax"``;
+    ``targets`` are the paper items it reproduces (dicts with ``item``, ``what`` and optionally ``note``),
+    which the scorecard lists.
     """
 
     name: str
@@ -32,56 +39,8 @@ class NotebookSpec:
     title: str
     paper: str = "-"
     gpu_recommended: bool = False
-
-
-NOTEBOOKS: tuple[NotebookSpec, ...] = (
-    NotebookSpec(
-        name="supervised-baseline",
-        path="notebooks/supervised_baseline.md",
-        title="Supervised MLP: accuracy vs number of labels (Breast Cancer, Banknote)",
-        paper="A",
-        gpu_recommended=False,
-    ),
-    NotebookSpec(name="a-theory", path="notebooks/a_theory.md",
-                 title="Theorems 1-10 of the risk rewrite, derived and checked in sympy",
-                 paper="A", gpu_recommended=False),
-    NotebookSpec(name="a-monte-carlo", path="notebooks/a_monte_carlo.md",
-                 title="Monte Carlo check of the risk estimators' mean and variance (Thm 1, 2, 7)",
-                 paper="A", gpu_recommended=False),
-    NotebookSpec(name="a-figure1", path="notebooks/a_figure1.md",
-                 title="Figure 1: variance of PN, PNU and optimal linear risk estimators",
-                 paper="A", gpu_recommended=False),
-    NotebookSpec(name="a-appendix-b", path="notebooks/a_appendix_b.md",
-                 title="Appendix B: multiclass variance comparison (Dry Bean, Covertype)",
-                 paper="A", gpu_recommended=False),
-    NotebookSpec(name="a-table1", path="notebooks/a_table1.md",
-                 title="Table 1: binary classification with the risk rewrite", paper="A", gpu_recommended=True),
-    NotebookSpec(name="a-table2", path="notebooks/a_table2.md",
-                 title="Table 2: multiclass classification with the risk rewrite", paper="A", gpu_recommended=True),
-    NotebookSpec(name="a-fixmatch", path="notebooks/a_fixmatch.md",
-                 title="Table 3: FixMatch with a confidence-threshold sweep", paper="A", gpu_recommended=True),
-    NotebookSpec(name="a-ablations", path="notebooks/a_ablations.md",
-                 title="Tables 4-10: covariance-set size, equal-covariance diagnostic, non-negative correction",
-                 paper="A", gpu_recommended=True),
-    NotebookSpec(name="b-theory", path="notebooks/b_theory.md",
-                 title="RDSS theory: the alpha-MMD identity, Frank-Wolfe step, Lemmas B.3/B.6, Theorem 5.6, alpha interval",
-                 paper="B", gpu_recommended=False),
-    NotebookSpec(name="b-figure2", path="notebooks/b_figure2.md",
-                 title="Figure 2: GKHR vs GKH (criterion D) on the four App. D.1 distributions",
-                 paper="B", gpu_recommended=False),
-    NotebookSpec(name="b-figure3", path="notebooks/b_figure3.md",
-                 title="Figure 3: every selector on a 10-component GMM, with alpha-MMD2 and MMD2",
-                 paper="B", gpu_recommended=False),
-    NotebookSpec(name="b-table4", path="notebooks/b_table4.md",
-                 title="Table 4: the alpha ablation (selection measures + supervised proxy on CPU; FreeMatch on a GPU)",
-                 paper="B", gpu_recommended=True),
-    NotebookSpec(name="b-table1", path="notebooks/b_table1.md",
-                 title="Table 1: selectors x FlexMatch/FreeMatch (CPU stand-in; the paper's protocol on a GPU)",
-                 paper="B", gpu_recommended=True),
-    NotebookSpec(name="b-table5", path="notebooks/b_table5.md",
-                 title="Table 5: selector wall-clock at n = 50 000, m = 400, and the official code's defects",
-                 paper="B", gpu_recommended=False),
-)
+    nbval: str = "lax"
+    targets: tuple = ()
 
 
 def repo_root() -> Path:
@@ -91,26 +50,55 @@ def repo_root() -> Path:
     return Path(sslkit.__file__).resolve().parent.parent
 
 
+def front_matter(path) -> dict:
+    """The ``sslkit:`` block of a MyST notebook's YAML header (``{}`` when there is none)."""
+    import yaml
+
+    text = Path(path).read_text(encoding="utf-8")
+    if not text.startswith("---\n"):
+        return {}
+    header = yaml.safe_load(text[4:text.index("\n---\n", 3)]) or {}
+    return header.get("sslkit") or {}
+
+
+@functools.lru_cache(maxsize=None)
+def registry() -> tuple[NotebookSpec, ...]:
+    """Every ``notebooks/*.md`` of the repository whose front matter's ``sslkit:`` block has a ``title``, by
+    paper then name. Empty where the notebooks are not shipped (an installed wheel)."""
+    specs = []
+    for md in sorted((repo_root() / "notebooks").glob("*.md")):
+        meta = front_matter(md)
+        if "title" not in meta:
+            continue
+        specs.append(NotebookSpec(name=md.stem.replace("_", "-"), path=f"notebooks/{md.name}", title=meta["title"],
+                                  paper=str(meta.get("paper", "-")), gpu_recommended=bool(meta.get("gpu_recommended")),
+                                  nbval=meta.get("nbval", "lax"), targets=tuple(meta.get("targets", ()))))
+    return tuple(sorted(specs, key=lambda s: (s.paper, s.name)))
+
+
 def get_notebook(name) -> NotebookSpec:
     """The registered :class:`NotebookSpec` called ``name`` (a spec is returned as is)."""
     if isinstance(name, NotebookSpec):
         return name
-    for spec in NOTEBOOKS:
+    specs = registry()
+    for spec in specs:
         if spec.name == name:
             return spec
-    names = ", ".join(spec.name for spec in NOTEBOOKS)
+    if not specs:
+        raise FileNotFoundError(f"no notebooks under {repo_root() / 'notebooks'}: {_NOT_SHIPPED}")
+    names = ", ".join(spec.name for spec in specs)
     raise ValueError(f"unknown notebook {name!r}; reproducible notebooks: {names}")
+
+
+_NOT_SHIPPED = ("the notebooks ship with the sslkit git repository, not with the installed package (wheel): "
+                "clone the repository and install it with `pip install -e .` from its root")
 
 
 def notebook_path(spec: NotebookSpec) -> Path:
     """Absolute path of the notebook's source; ``FileNotFoundError`` explaining where notebooks live."""
     path = repo_root() / spec.path
     if not path.is_file():
-        raise FileNotFoundError(
-            f"notebook {spec.name!r} not found at {path}. The notebooks ship with the sslkit git "
-            "repository, not with the installed package (wheel): clone the repository and install it "
-            "with `pip install -e .` from its root, then run this again."
-        )
+        raise FileNotFoundError(f"notebook {spec.name!r} not found at {path}. The n{_NOT_SHIPPED[1:]}, then run this again.")
     return path
 
 
@@ -185,7 +173,7 @@ def reproduce(
     Parameters
     ----------
     name : str or NotebookSpec
-        A name from :data:`NOTEBOOKS` (see ``sslkit list``), or a spec for a notebook not registered.
+        A name from :func:`registry` (see ``sslkit list``), or a spec for a notebook not registered.
     scale : {"quick", "paper"}
         Injected as the notebook's ``scale`` parameter.
     device : {"auto", "cpu", "cuda", "mps"} or "cuda:N"

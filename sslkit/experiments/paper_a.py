@@ -5,9 +5,9 @@
 * :func:`run_one` -- one (dataset, setting, method, seed) with the training protocol of App. C;
 * :func:`select_hyper` -- the hyper-parameter choice of PL / VAT (highest mean best-validation accuracy,
   as App. D.1 does for FixMatch);
-* :data:`PAPER_TABLE1`, :data:`PAPER_TABLE2` -- the paper's numbers, ``{(dataset, setting): {method: (mean, std)}}``;
-* :func:`fit_vectorised_mlp` -- many seeds of one tabular cell trained at once (``torch.func`` + ``vmap``),
-  per-seed early stopping kept (issue 3 §5).
+* :data:`PAPER_TABLE1`, :data:`PAPER_TABLE2` -- the paper's numbers, ``{(dataset, setting): {method: (mean, std)}}``
+  (:mod:`sslkit.experiments.paper_numbers`);
+* :func:`run_table` -- the paper-scale sweeps (``sslkit sweep-a``).
 
 Data protocol (paper A §6.2 and App. C; where the paper is silent the choice is stated here and in the
 notebooks ``a_table1`` / ``a_table2``):
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import re
 import time
 from typing import Callable
@@ -50,6 +49,7 @@ import numpy as np
 import torch
 
 from sslkit._checks import check_count, check_seed
+from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
 
 # ------------------------------------------------------------------------------------------------------
 # datasets and settings
@@ -58,11 +58,14 @@ from sslkit._checks import check_count, check_seed
 #: Table 1 (binary) and Table 2 (multiclass) datasets, in the paper's row order.
 TABLE1_DATASETS = ("adult", "banknote", "breast_cancer", "credit_default", "mnist_4v9", "cifar_cvd")
 TABLE2_DATASETS = ("covertype", "shuttle", "dry_bean", "mnist")
-#: Not a row of the paper: scikit-learn's 8x8 digits (10 classes, 1797 rows, as 64 tabular features), the
-#: multiclass stand-in that runs with no data files (quick scale of a_table2); MNIST's regimes apply.
-EXTRA_DATASETS = ("digits",)
+#: Not rows of Tables 1-2: scikit-learn's 8x8 digits (10 classes, 1797 rows, as 64 tabular features), the
+#: multiclass stand-in that runs with no data files (quick scale of a_table2), and CIFAR-10 with its 10 classes
+#: (App. D.4, Tables 8-10). MNIST's regimes, validation size and n_U apply to both.
+EXTRA_DATASETS = ("digits", "cifar10")
 TABULAR = ("adult", "banknote", "breast_cancer", "credit_default", "covertype", "shuttle", "dry_bean", "digits")
-IMAGE = ("mnist_4v9", "cifar_cvd", "mnist")
+IMAGE = ("mnist_4v9", "cifar_cvd", "mnist", "cifar10")
+#: Multiclass datasets with 10 classes (MNIST's regimes: Table 2's MNIST rows); the others have 7.
+TEN_CLASS = ("mnist", "digits", "cifar10")
 
 #: Binary settings ``(n_1, n_2)`` of Table 1, as the table writes them.
 TABLE1_SETTINGS = ("(15,45)", "(30,30)", "(50,150)", "(100,100)")
@@ -96,7 +99,7 @@ def settings_of(dataset: str) -> tuple:
     _check_dataset(dataset)
     if dataset in TABLE1_DATASETS:
         return TABLE1_SETTINGS
-    return TABLE2_SETTINGS_MNIST if dataset in ("mnist", "digits") else TABLE2_SETTINGS
+    return TABLE2_SETTINGS_MNIST if dataset in TEN_CLASS else TABLE2_SETTINGS
 
 
 def methods_of(dataset: str) -> tuple:
@@ -138,7 +141,7 @@ def labeled_counts(dataset: str, setting) -> list:
     if not m:
         raise ValueError(f"setting of multiclass dataset {dataset!r} must look like 'Bal. (70)', 'Mild (140)' or "
                          f"'Sev. (350)', got {setting!r}")
-    k = 10 if dataset in ("mnist", "digits") else 7
+    k = 10 if dataset in TEN_CLASS else 7
     return paper_a_regime(k, _REGIME_NAMES[m.group(1)], int(m.group(2)))
 
 
@@ -216,7 +219,7 @@ class Task:
 
 
 @functools.lru_cache(maxsize=8)
-def _source(dataset: str, data_root):
+def source_dataset(dataset: str, data_root=None):
     """The loaded (binary-restricted) :class:`~sslkit.data.Dataset` of a table dataset (cached)."""
     from sslkit.data import binary_task, load_dataset
 
@@ -269,10 +272,10 @@ def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, 
     seed = check_seed(seed)
     n_unlabeled = check_count(n_unlabeled, "n_unlabeled")
     n_val = check_count(n_val, "n_val")
-    from sslkit.data import images_to_tensor, make_split, standardize
+    from sslkit.data import image_stats, images_to_tensor, make_split, standardize
     from sslkit.models import MLP, PAPER_A_MLP_HIDDEN, LeNetCIFAR, LeNetMNIST
 
-    ds = _source(dataset, data_root)
+    ds = source_dataset(dataset, data_root)
     k = ds.num_classes
     if isinstance(labeled_per_class, str):
         counts = labeled_counts(dataset, labeled_per_class)
@@ -319,11 +322,10 @@ def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, 
         shape = (d,)
     else:
         train = X[pool[rest]]
-        x01 = train.reshape(train.shape[0], -1, 1 if train.ndim == 3 else train.shape[-1]).astype(np.float64) / 255.0
-        mean, std = x01.mean(axis=(0, 1)), x01.std(axis=(0, 1))
+        mean, std = image_stats(train)
         conv = lambda a: images_to_tensor(a, mean, std)  # noqa: E731
         Xl, Xu, Xv, Xt = conv(X[idx["labeled"]]), conv(X[idx["unlabeled"]]), conv(X[idx["val"]]), conv(X_test_src)
-        net = LeNetCIFAR if dataset == "cifar_cvd" else LeNetMNIST
+        net = LeNetCIFAR if dataset in ("cifar_cvd", "cifar10") else LeNetMNIST
         factory = functools.partial(net, k)
         shape = tuple(Xl.shape[1:])
     lab = lambda a: torch.as_tensor(np.asarray(a, np.int64))  # noqa: E731
@@ -376,6 +378,9 @@ def _vat(prior, hyper, n_per_class, warmup_epochs=20):
     return VAT(eps=float(hyper))
 
 
+#: The display labels of the tables (method names such as "Sup.", settings, and the variants, orders and terms
+#: below) are also the ids: they enter the run keys of the committed records under notebooks/results/, so
+#: renaming one would orphan those records.
 #: Table method name -> ``factory(prior, hyper, n_per_class, warmup_epochs) -> SSLAlgorithm`` (hyper: PL
 #: threshold / VAT ε / None; n_per_class: the labeled set's class counts, used by the risk-rewrite methods;
 #: warmup_epochs: supervised epochs before Ours (Iter) estimates a* / before PL labels U -- 20 in App. C).
@@ -392,8 +397,8 @@ def n_unlabeled_of(dataset: str, scale: str) -> int:
 
 
 def n_val_of(dataset: str) -> int:
-    """Validation size of §6.2: 60, except 200 for the multiclass image task (MNIST)."""
-    return 200 if dataset == "mnist" else 60
+    """Validation size of §6.2: 60, except 200 for the multiclass image tasks (MNIST; CIFAR-10 as MNIST)."""
+    return 200 if dataset in ("mnist", "cifar10") else 60
 
 
 def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto", watch_warmup: bool = False):
@@ -468,7 +473,7 @@ def run_order_variant(dataset: str, setting: str, order: str, seed: int, *, scal
         raise ValueError(f"order must be one of {REGIME_ORDERS}, got {order!r}")
     if dataset not in TABLE2_DATASETS:
         raise ValueError(f"dataset must be a Table 2 dataset {TABLE2_DATASETS}, got {dataset!r}")
-    ds = _source(dataset, data_root)
+    ds = source_dataset(dataset, data_root)
     base = labeled_counts(dataset, setting)
     if order == REGIME_ORDERS[0]:
         ranks = regime_class_order(dataset, ds.classes)
@@ -598,204 +603,17 @@ def json_key(v):
 # the paper's numbers
 # ------------------------------------------------------------------------------------------------------
 
-def _rows(methods, text: str) -> dict:
-    out = {}
-    for line in text.strip().splitlines():
-        dataset, setting, *cells = [x.strip() for x in line.split("|")]
-        assert len(cells) == len(methods), line
-        out[(dataset, setting)] = {m: tuple(float(v) for v in cell.split("±")) for m, cell in zip(methods, cells)}
+def _method_cells(name: str) -> dict:
+    out: dict = {}
+    for r in load_paper_numbers(name):
+        out.setdefault((r["dataset"], r["setting"]), {})[r["method"]] = mean_std(r)
     return out
 
 
-#: Paper A, Table 1 (binary; test accuracy %, mean ± std over 30 seeds).
-PAPER_TABLE1 = _rows(TABLE1_METHODS, """
-adult | (15,45) | 79.7±2.4 | 79.1±2.4 | 80.3±1.6 | 78.9±1.8 | 78.4±2.7
-adult | (30,30) | 80.4±2.1 | 79.7±2.5 | 80.8±1.5 | 78.2±2.1 | 78.2±2.0
-adult | (50,150) | 81.5±2.0 | 80.5±2.4 | 82.2±1.0 | 79.4±1.9 | 79.6±1.9
-adult | (100,100) | 81.5±1.8 | 81.3±2.1 | 82.4±1.0 | 78.9±2.0 | 78.7±2.2
-banknote | (15,45) | 95.6±3.2 | 96.9±2.0 | 97.3±1.5 | 94.3±4.4 | 95.7±3.8
-banknote | (30,30) | 96.8±2.4 | 97.2±1.3 | 97.8±1.1 | 95.7±3.6 | 97.1±1.6
-banknote | (50,150) | 98.4±1.0 | 97.3±1.0 | 98.6±0.9 | 97.2±1.8 | 97.8±1.0
-banknote | (100,100) | 98.6±1.0 | 98.0±0.8 | 98.8±1.0 | 97.6±1.1 | 98.0±0.9
-breast_cancer | (15,45) | 93.6±2.9 | 93.9±2.8 | 94.5±2.3 | 93.4±2.5 | 93.8±2.9
-breast_cancer | (30,30) | 93.9±2.2 | 93.9±2.5 | 94.4±1.8 | 93.1±2.7 | 93.5±3.0
-breast_cancer | (50,150) | 95.4±1.8 | 94.9±2.3 | 95.5±1.7 | 94.8±2.1 | 95.1±2.1
-breast_cancer | (100,100) | 95.6±1.6 | 94.3±2.6 | 95.6±1.8 | 94.4±2.0 | 94.3±2.3
-credit_default | (15,45) | 79.0±1.1 | 78.6±1.3 | 78.2±2.0 | 72.8±4.6 | 71.7±4.5
-credit_default | (30,30) | 78.6±1.6 | 79.2±1.0 | 78.9±1.2 | 66.3±6.5 | 67.8±5.6
-credit_default | (50,150) | 79.5±1.2 | 79.5±0.9 | 78.9±1.3 | 72.1±4.5 | 74.1±3.9
-credit_default | (100,100) | 79.8±1.1 | 79.7±0.8 | 79.3±1.1 | 70.4±5.3 | 72.5±4.6
-mnist_4v9 | (15,45) | 92.0±3.9 | 94.8±1.5 | 94.7±1.9 | 95.2±3.0 | 93.0±3.3
-mnist_4v9 | (30,30) | 94.1±2.5 | 95.5±1.0 | 95.6±1.6 | 96.5±1.7 | 95.2±1.3
-mnist_4v9 | (50,150) | 96.1±1.3 | 96.9±1.1 | 97.3±0.9 | 97.2±0.8 | 97.2±0.6
-mnist_4v9 | (100,100) | 96.6±1.7 | 97.3±0.9 | 97.7±0.7 | 97.4±1.4 | 97.6±0.5
-cifar_cvd | (15,45) | 54.3±2.8 | 55.0±2.4 | 55.4±1.6 | 53.8±2.5 | 54.6±2.5
-cifar_cvd | (30,30) | 55.2±2.6 | 56.0±2.1 | 55.8±2.0 | 55.7±2.6 | 55.4±2.4
-cifar_cvd | (50,150) | 57.7±2.5 | 58.3±2.1 | 58.2±2.1 | 57.1±2.7 | 57.7±2.2
-cifar_cvd | (100,100) | 59.2±1.9 | 59.6±2.1 | 59.6±1.7 | 59.2±1.5 | 59.4±1.4
-""")
-
+#: Paper A, Table 1 (binary; test accuracy %, mean ± std over 30 seeds): ``{(dataset, setting): {method: (mean, std)}}``.
+PAPER_TABLE1 = _method_cells("a_table1")
 #: Paper A, Table 2 (multiclass; test accuracy %, mean ± std over 30 seeds).
-PAPER_TABLE2 = _rows(TABLE2_METHODS, """
-covertype | Bal. (70) | 52.5±3.1 | 52.0±2.9 | 53.1±3.4 | 42.1±4.9 | 42.4±4.6
-covertype | Bal. (140) | 56.5±2.5 | 55.0±2.6 | 56.1±2.7 | 46.7±3.9 | 46.6±3.1
-covertype | Bal. (350) | 61.6±1.8 | 61.2±2.1 | 61.2±1.9 | 52.9±2.4 | 51.8±2.5
-covertype | Mild (140) | 56.9±2.8 | 57.4±2.1 | 57.7±1.8 | 49.6±2.9 | 49.8±2.2
-covertype | Mild (350) | 62.0±2.0 | 62.7±1.4 | 62.3±1.7 | 54.3±2.3 | 54.7±2.1
-covertype | Sev. (140) | 58.8±2.3 | 58.6±2.5 | 58.8±2.0 | 53.7±2.8 | 54.4±2.3
-covertype | Sev. (350) | 63.2±1.6 | 63.3±1.7 | 63.7±1.5 | 58.4±2.5 | 58.2±2.2
-shuttle | Bal. (70) | 94.3±3.1 | 96.7±1.2 | 96.2±1.3 | 89.9±4.6 | 95.5±2.4
-shuttle | Bal. (140) | 94.9±3.0 | 97.3±1.0 | 97.1±1.0 | 93.8±3.8 | 96.7±0.7
-shuttle | Bal. (350) | 97.2±1.1 | 97.3±1.0 | 97.4±0.7 | 96.9±1.3 | 96.7±1.2
-shuttle | Mild (140) | 96.9±1.1 | 96.9±1.0 | 96.9±0.9 | 96.2±2.0 | 96.5±1.3
-shuttle | Mild (350) | 97.2±1.0 | 97.6±1.1 | 97.3±0.7 | 97.0±1.0 | 96.7±0.7
-shuttle | Sev. (140) | 97.0±1.2 | 97.2±0.9 | 97.1±1.7 | 96.1±1.6 | 96.0±1.6
-shuttle | Sev. (350) | 97.3±0.8 | 97.6±0.8 | 97.4±1.0 | 97.3±0.8 | 96.8±1.0
-dry_bean | Bal. (70) | 86.4±1.7 | 87.6±1.6 | 86.6±1.6 | 88.1±2.0 | 88.5±1.3
-dry_bean | Bal. (140) | 88.8±1.6 | 89.9±0.9 | 89.2±1.0 | 90.0±1.1 | 89.9±1.4
-dry_bean | Bal. (350) | 90.5±0.7 | 91.3±0.6 | 90.4±0.9 | 90.8±0.9 | 90.8±1.0
-dry_bean | Mild (140) | 88.8±1.6 | 89.1±1.7 | 88.9±1.6 | 88.7±1.8 | 89.5±1.5
-dry_bean | Mild (350) | 90.4±1.2 | 90.7±0.9 | 90.7±0.7 | 90.6±1.0 | 90.8±0.8
-dry_bean | Sev. (140) | 84.2±2.5 | 84.9±2.6 | 85.1±2.2 | 83.4±2.9 | 85.3±2.2
-dry_bean | Sev. (350) | 88.1±1.7 | 89.1±1.5 | 88.7±1.4 | 88.4±2.0 | 89.2±1.3
-mnist | Bal. (200) | 86.9±1.0 | 86.8±1.7 | 87.3±1.3 | 89.7±1.6 | 87.1±1.4
-mnist | Bal. (500) | 91.9±1.0 | 91.8±1.4 | 92.2±0.8 | 92.9±0.9 | 92.3±0.7
-mnist | Bal. (1500) | 95.7±0.6 | 95.4±0.6 | 95.4±0.6 | 95.9±0.6 | 95.7±0.5
-mnist | Mild (500) | 89.9±1.0 | 89.8±1.4 | 90.4±1.2 | 91.7±1.5 | 90.1±1.3
-mnist | Mild (1500) | 94.8±0.6 | 94.3±0.8 | 94.4±0.7 | 95.1±0.6 | 94.8±0.6
-mnist | Sev. (500) | 77.3±2.5 | 81.7±3.0 | 80.6±2.4 | 79.6±2.8 | 77.1±2.6
-mnist | Sev. (1500) | 88.5±1.5 | 89.5±1.7 | 89.2±1.4 | 90.7±2.2 | 88.4±1.7
-""")
-
-
-# ------------------------------------------------------------------------------------------------------
-# many seeds at once (issue 3 §5): the PN risk ("Sup.") on stacked MLPs
-# ------------------------------------------------------------------------------------------------------
-
-
-def _mlp_forward(params: list, x: torch.Tensor, dropout: float, train: bool) -> torch.Tensor:
-    """Forward of S stacked MLPs: ``params`` = [(W (S,out,in), b (S,out)), ...], ``x`` (S, B, in) -> (S, B, K).
-
-    Same computation as :class:`sslkit.models.MLP` (Linear -> ReLU -> Dropout per hidden layer), each
-    seed with its own weights and its own dropout masks.
-    """
-    h = x
-    for i, (w, b) in enumerate(params):
-        h = torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2))
-        if i < len(params) - 1:
-            h = torch.relu(h)
-            if train and dropout > 0:
-                h = h * (torch.rand_like(h) >= dropout) / (1.0 - dropout)
-    return h
-
-
-COMPACT = 0.5  # compute only the live seeds once fewer than this fraction of them is still training
-
-
-def fit_vectorised_mlp(tasks, seeds, *, epochs=200, patience=20, min_delta=1e-4, lr=1e-3, weight_decay=1e-4,
-                       batch_size=64, device="cpu") -> list:
-    """Train the "Sup." method (PN risk, a = θ) of many seeds at once; one metrics dict per seed.
-
-    ``tasks[s]`` is the :class:`Task` of ``seeds[s]`` (all of one dataset and setting, so every seed has the
-    same labeled / validation / test sizes). The S MLPs (initialised exactly as :func:`run_one` initialises
-    them) are stacked parameter by parameter and trained with one batched forward / backward per step; Adam
-    is element-wise, so one (fused) Adam over the stacked tensors is S independent Adams.
-    Early stopping stays per seed: every seed keeps its own best-validation weights, patience counter and
-    stopping epoch (after which it is no longer computed: only live seeds enter the batched forward); training ends when
-    every seed has stopped. Differences from :func:`run_one`: the batch order and dropout masks come from
-    other random streams, so single runs differ while the distribution over seeds is the same
-    (benchmarks/a_vectorised_seeds.py checks the mean within one standard error).
-
-    The loss of a batch is the PN risk of paper A (eq. 3 with a = θ): Σ_j θ_j R̂_jj, R̂_jj estimated from the
-    batch with Horvitz–Thompson weights n_l / (b n_j) (unbiased for the full labeled set's R̂_jj).
-    """
-    from sslkit.device import resolve_device
-    from sslkit.models import MLP
-    from sslkit.seeding import seed_everything
-
-    device = resolve_device(device)
-    seeds = [check_seed(s) for s in seeds]
-    if len(tasks) != len(seeds) or not tasks:
-        raise ValueError(f"give one task per seed: {len(tasks)} tasks, {len(seeds)} seeds")
-    sizes = {(t.X_l.shape, t.X_val.shape, t.X_test.shape) for t in tasks}
-    if len(sizes) != 1:
-        raise ValueError(f"every task must have the same labeled / validation / test sizes, got {sorted(sizes)}")
-    models = []
-    for task, seed in zip(tasks, seeds):
-        seed_everything(seed)
-        m = task.make_model()
-        if not isinstance(m, MLP):
-            raise TypeError(f"fit_vectorised_mlp trains MLPs (tabular datasets), got {type(m).__name__}")
-        models.append(m)
-    dropout = models[0].dropout
-    per_model = [list(m.parameters()) for m in models]
-    leaves = [torch.stack([ps[j].detach() for ps in per_model]).to(device).requires_grad_(True)
-              for j in range(len(per_model[0]))]
-    params = [(leaves[i], leaves[i + 1]) for i in range(0, len(leaves), 2)]
-    S = len(seeds)
-    Xl = torch.stack([t.X_l for t in tasks]).to(device)
-    yl = torch.stack([t.y_l for t in tasks]).to(device)
-    Xv = torch.stack([t.X_val for t in tasks]).to(device)
-    yv = torch.stack([t.y_val for t in tasks]).to(device)
-    k = tasks[0].num_classes
-    n_l = Xl.shape[1]
-    counts = torch.stack([torch.bincount(t.y_l, minlength=k) for t in tasks]).to(device, torch.float32)
-    prior = torch.as_tensor(np.stack([t.prior for t in tasks]), dtype=torch.float32, device=device)
-    class_weight = prior * n_l / counts.clamp(min=1)  # θ_j n_l / n_j; times 1/b per batch
-    try:  # one fused kernel per parameter; same update as torch.optim.Adam's default path
-        opt = torch.optim.Adam(leaves, lr=lr, weight_decay=weight_decay, fused=True)
-    except (RuntimeError, ValueError):
-        opt = torch.optim.Adam(leaves, lr=lr, weight_decay=weight_decay, foreach=True)
-    gen = torch.Generator().manual_seed(int(seeds[0]) * 7919 + 17)
-    best_acc = torch.full((S,), -1.0, device=device)
-    best_epoch = torch.zeros(S, dtype=torch.long, device=device)
-    wait = torch.zeros(S, dtype=torch.long, device=device)
-    active = torch.ones(S, dtype=torch.bool, device=device)
-    epochs_run = torch.zeros(S, dtype=torch.long, device=device)
-    best = [p.detach().clone() for p in leaves]
-    start = time.perf_counter()
-    for epoch in range(1, epochs + 1):
-        # only the seeds still training are computed (stopped seeds keep their best weights aside)
-        live = torch.nonzero(active).squeeze(1) if int(active.sum()) < S * COMPACT else torch.arange(S, device=device)
-        n_live = live.numel()
-        sub = live.unsqueeze(1)
-        perm = torch.argsort(torch.rand(n_live, n_l, generator=gen), dim=1).to(device)
-        for i in range(0, n_l, batch_size):
-            idx = perm[:, i:i + batch_size]
-            xb, yb = Xl[sub, idx], yl[sub, idx]
-            live_params = params if n_live == S else [(w[live], b[live]) for w, b in params]
-            logits = _mlp_forward(live_params, xb, dropout, train=True)
-            ce = torch.nn.functional.cross_entropy(logits.reshape(-1, k), yb.reshape(-1), reduction="none")
-            w = class_weight[live].gather(1, yb) / idx.shape[1]
-            loss = (ce.view(n_live, -1) * w).sum()  # sum over seeds: each seed's gradient is its own risk's
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        with torch.no_grad():
-            acc = torch.zeros(S, device=device)
-            live_params = params if n_live == S else [(w[live], b[live]) for w, b in params]
-            acc[live] = (_mlp_forward(live_params, Xv[live], dropout, train=False).argmax(-1) == yv[live]).float().mean(1)
-            improved = active & ((best_acc < 0) | (acc > best_acc + min_delta))
-            best_acc = torch.where(improved, acc, best_acc)
-            best_epoch = torch.where(improved, torch.full_like(best_epoch, epoch), best_epoch)
-            wait = torch.where(improved, torch.zeros_like(wait), wait + active.long())
-            epochs_run = torch.where(active, torch.full_like(epochs_run, epoch), epochs_run)
-            for b, p in zip(best, leaves):
-                b[improved] = p[improved]
-            active = active & (wait < patience)
-        if not active.any():
-            break
-    seconds = time.perf_counter() - start
-    out = []
-    with torch.no_grad():
-        bp = [(best[i], best[i + 1]) for i in range(0, len(best), 2)]
-        for s, task in enumerate(tasks):
-            one = [(w[s:s + 1], b[s:s + 1]) for w, b in bp]
-            pred = _mlp_forward(one, task.X_test.to(device).unsqueeze(0), dropout, train=False).argmax(-1)[0]
-            out.append({"test_acc": 100.0 * float((pred == task.y_test.to(device)).float().mean()),
-                        "best_val_acc": 100.0 * float(best_acc[s]), "epochs": int(epochs_run[s]),
-                        "best_epoch": int(best_epoch[s]), "seconds": seconds / S})
-    return out
+PAPER_TABLE2 = _method_cells("a_table2")
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -832,37 +650,3 @@ def run_table(table: int, datasets, seeds, *, scale="paper", device="auto", sett
         warnings.simplefilter("ignore", UserWarning)
         return run_grid(fn, grid, path, seeds=seeds, scale=scale, progress=progress,
                         hardware=hardware_summary(device))
-
-
-def _parse_seeds(text: str) -> list:
-    if "-" in text:
-        a, b = text.split("-")
-        return list(range(int(a), int(b) + 1))
-    return [int(s) for s in text.split(",")]
-
-
-def main(argv=None) -> None:
-    """``python -m sslkit.experiments.paper_a --table 1 --datasets adult,banknote --seeds 0-4 [--threads 1]``."""
-    import argparse
-
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--table", type=int, required=True)
-    ap.add_argument("--datasets", required=True, help="comma-separated")
-    ap.add_argument("--seeds", default="0-4", help="'0-29' or '0,1,2'")
-    ap.add_argument("--methods", default=None, help="comma-separated table method names (default: all)")
-    ap.add_argument("--scale", default="paper")
-    ap.add_argument("--device", default="auto")
-    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
-    ap.add_argument("--results-dir", default=None)
-    args = ap.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    datasets = [d for d in args.datasets.split(",") if d]
-    methods = None if args.methods is None else args.methods.split(",")
-    records = run_table(args.table, datasets, _parse_seeds(args.seeds), scale=args.scale, device=args.device,
-                        methods=methods, results_dir=args.results_dir, progress=True)
-    print(f"{len(records)} runs done")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from sslkit._checks import check_count, check_seed
+from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
 
 __all__ = [
     "FIGURE2_N",
@@ -114,7 +115,7 @@ def figure2_run(distribution: str, n: int, fraction: float, seed: int, *, device
 # --------------------------------------------------------------------------------------------------
 
 #: Figure 3's panels, in the paper's order ("stratified, random, k-Means, USL, ActiveFT and RDSS").
-FIGURE3_SELECTORS = ("Stratified", "Random", "k-Means", "USL", "ActiveFT", "RDSS")
+FIGURE3_SELECTORS = ("Stratified", "Random", "k-Means", "USL", "ActiveFT", "RDSS")  # = sslkit.select.SELECTORS
 
 
 def figure3_data(n: int = 5000, *, seed=0):
@@ -131,24 +132,17 @@ def figure3_run(selector: str, seed: int, *, m: int = 100, n: int = 5000, device
     (:func:`selection_metrics` at RDSS's ``alpha = 1 - 1/sqrt(m)`` and the median bandwidth of the data;
     ``labels`` = the GMM component). The selected ``indices`` are part of the returned dict (for the plot).
     """
-    from sslkit.select import (GKHR, ActiveFTSelector, KMeansSelector, RandomSelector, StratifiedSelector,
-                               USLSelector, auto_alpha, median_bandwidth)
+    from sslkit.select import auto_alpha, make_selector, median_bandwidth
 
     if selector not in FIGURE3_SELECTORS:
         raise ValueError(f"selector must be one of {FIGURE3_SELECTORS}, got {selector!r}")
     seed = check_seed(seed)
     m = check_count(m, "m", allow_zero=False)
     X, comp = figure3_data(n, seed=seed)
-    makers = {
-        "Stratified": lambda: StratifiedSelector(m, seed=seed).fit(X, comp),   # the oracle: reads the labels
-        "Random": lambda: RandomSelector(m, seed=seed).fit(X),
-        "k-Means": lambda: KMeansSelector(m, seed=seed, device=device).fit(X),
-        "USL": lambda: USLSelector(m, seed=seed, device=device).fit(X),
-        "ActiveFT": lambda: ActiveFTSelector(m, seed=seed, device=device).fit(X),
-        "RDSS": lambda: GKHR(m, seed=seed, device=device).fit(X),
-    }
+    sel = make_selector(selector, m, seed=seed, device=device)
     t0 = time.perf_counter()
-    idx = np.asarray(makers[selector]().indices_, dtype=np.int64)
+    sel.fit(X, comp) if selector == "Stratified" else sel.fit(X)   # the oracle reads the labels
+    idx = np.asarray(sel.indices_, dtype=np.int64)
     seconds = time.perf_counter() - t0
     bandwidth = median_bandwidth(X, seed=seed, device=device)
     out = selection_metrics(X, idx, alpha=auto_alpha(m), bandwidth=bandwidth, labels=comp, device=device)
@@ -199,34 +193,9 @@ TABLE4_BUDGETS = {"CIFAR-10": (40, 250, 4000), "CIFAR-100": (400, 2500, 10000)}
 #: first, then pure diversity (minimum average similarity), mu only breaking exact ties.
 TINY_ALPHA = 1e-6
 
-# Table 4 as printed: FreeMatch top-1 accuracy (%), mean ± std over five runs (columns "CIFAR-10 @ 40" ...).
-_TABLE4_TEXT = """
-0            85.54 0.48 | 93.55 0.34 | 94.58 0.27 | 39.26 0.52 | 63.77 0.26 | 71.90 0.17
-0.4          92.28 0.24 | 93.68 0.13 | 94.95 0.12 | 42.56 0.47 | 65.88 0.24 | 71.71 0.29
-0.8          94.42 0.49 | 94.94 0.37 | 95.15 0.35 | 45.62 0.35 | 66.87 0.20 | 72.45 0.23
-0.9          94.33 0.28 | 95.03 0.21 | 95.20 0.42 | 48.12 0.50 | 67.14 0.16 | 72.15 0.23
-0.95         94.44 0.64 | 95.07 0.26 | 95.45 0.38 | 48.41 0.59 | 67.11 0.29 | 72.80 0.35
-0.98         94.51 0.39 | 95.02 0.15 | 95.31 0.44 | 48.33 0.54 | 67.40 0.23 | 72.68 0.22
-1            94.53 0.42 | 95.01 0.23 | 95.54 0.25 | 48.18 0.36 | 67.20 0.29 | 73.05 0.18
-1-1/sqrt(m)  95.05 0.13 | 95.50 0.20 | 95.98 0.28 | 48.41 0.59 | 67.40 0.23 | 73.13 0.19
-"""
-
-
-def _parse_table4(text: str) -> dict:
-    cols = [f"{d} @ {m}" for d, ms in TABLE4_BUDGETS.items() for m in ms]
-    out = {}
-    for line in text.strip().splitlines():
-        label, rest = line.split(None, 1)
-        cells = [c.split() for c in rest.split("|")]
-        if label not in TABLE4_ALPHAS or len(cells) != len(cols):
-            raise ValueError(f"malformed Table 4 line {line!r}")
-        for col, (mean, std) in zip(cols, cells):
-            out[(label, col)] = (float(mean), float(std))
-    return out
-
-
-#: ``{(alpha label, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 4 (FreeMatch, % top-1, 5 runs).
-PAPER_TABLE4 = _parse_table4(_TABLE4_TEXT)
+#: ``{(alpha label, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 4 (FreeMatch, % top-1, mean ± std over
+#: five runs), from sslkit/experiments/paper_numbers/b_table4.csv.
+PAPER_TABLE4 = {(r["alpha"], f"{r['dataset']} @ {r['m']}"): mean_std(r) for r in load_paper_numbers("b_table4")}
 
 
 def table4_alpha(label: str, m: int) -> float:
@@ -271,19 +240,6 @@ def _real_features(dataset: str, data_root=None, pca_dim: int = 50, max_rows=Non
     raise ValueError(f"dataset must be 'digits' or 'mnist', got {dataset!r}")
 
 
-def _proxy_accuracy(X_l, y_l, X_test, y_test) -> float:
-    """Test accuracy (%) of a logistic regression trained on the labeled set only (z-scored with the
-    labeled set's statistics); a labeled set of one class predicts that class."""
-    from sklearn.linear_model import LogisticRegression
-
-    if np.unique(y_l).size < 2:
-        return 100.0 * float(np.mean(y_test == y_l[0]))
-    mean, std = X_l.mean(axis=0), X_l.std(axis=0)
-    std[std == 0] = 1.0
-    clf = LogisticRegression(max_iter=2000).fit((X_l - mean) / std, y_l)
-    return 100.0 * float(clf.score((X_test - mean) / std, y_test))
-
-
 def table4_proxy_run(alpha: str, m: int, seed: int, *, dataset: str = "digits", test_fraction: float = 0.25,
                      data_root=None, max_rows=None, device="cpu") -> dict:
     """Table 4 on a CPU: what can honestly be measured without SSL training.
@@ -298,6 +254,7 @@ def table4_proxy_run(alpha: str, m: int, seed: int, *, dataset: str = "digits", 
     """
     from sklearn.model_selection import train_test_split
 
+    from sslkit.experiments.paper_b_ssl import proxy_accuracy
     from sslkit.select import GKHR, alpha_mmd2, auto_alpha, median_bandwidth
 
     seed = check_seed(seed)
@@ -312,7 +269,7 @@ def table4_proxy_run(alpha: str, m: int, seed: int, *, dataset: str = "digits", 
     met = selection_metrics(Xp, sel.indices_, alpha=a, bandwidth=bandwidth, mu=sel.mu_, labels=yp, device=device)
     met["alpha_mmd2_rdss"] = alpha_mmd2(Xp, sel.indices_, auto_alpha(m), bandwidth, mu=sel.mu_, device=device)
     met.update(alpha_value=a, bandwidth=bandwidth, n_pool=int(Xp.shape[0]), n_test=int(test.size),
-               proxy_acc=_proxy_accuracy(Xp[sel.indices_], yp[sel.indices_], X[test], y[test]),
+               proxy_acc=proxy_accuracy(Xp[sel.indices_], yp[sel.indices_], X[test], y[test]),
                select_seconds=round(sel.timings_["total"], 4))
     return met
 

@@ -2,7 +2,7 @@
 
 * Table 1 (§7.1-7.2): :func:`table1_run` -- one cell of the grid "selector x SSL algorithm x dataset x budget":
   image features (:mod:`sslkit.features`) -> a selector of :mod:`sslkit.select` picks ``m`` samples -> those
-  are labeled, every training sample is unlabeled (USB's classic-CV setup, reference notes §2.5) -> FlexMatch
+  are labeled, every training sample is unlabeled (USB's classic-CV setup) -> FlexMatch
   or FreeMatch -> top-1 test accuracy. Two protocols (:data:`PROTOCOLS`): ``"usb"`` is the paper's (WRN-28-2
   on the images, SGD 0.03 / 0.9 Nesterov, weight decay 5e-4 without BN and biases, cosine 7π/16 over 2^20
   iterations, batch 64, unlabeled ratio 7, EMA 0.999; GPU), ``"head"`` is the CPU stand-in (a small MLP on the
@@ -10,7 +10,7 @@
 * Table 5 (App. D.4): :func:`table5_timing_run` -- wall-clock of one selector picking ``m`` of ``n`` feature
   vectors; :func:`defects_run` -- what the official code's defects B1 (random-init network features) and B2
   (fixed gamma = 0.5, i.e. sigma = sqrt 2) do to the quality of the selection.
-* :data:`PAPER_TABLE1_B`, :data:`PAPER_TABLE5_B`: the paper's numbers, typed from the text.
+* :data:`PAPER_TABLE1_B`, :data:`PAPER_TABLE5_B`: the paper's numbers (from :mod:`sslkit.experiments.paper_numbers`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import time
 import numpy as np
 
 from sslkit._checks import check_count, check_seed
+from sslkit.select.registry import SELECTORS, make_selector
+from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
 
 __all__ = [
     "TABLE1_SELECTORS",
@@ -42,6 +44,7 @@ __all__ = [
     "table5_timing_run",
     "defects_run",
     "random_init_features",
+    "proxy_accuracy",
 ]
 
 # --------------------------------------------------------------------------------------------------
@@ -49,7 +52,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------------
 
 #: Table 1's rows, in the paper's order. "Stratified" reads the labels (an oracle; greyed out in the paper).
-TABLE1_SELECTORS = ("Stratified", "Random", "k-Means", "USL", "ActiveFT", "RDSS")
+TABLE1_SELECTORS = tuple(SELECTORS)
 #: The two SSL algorithms of Table 1 (USB implementations in the paper; :mod:`sslkit.algorithms` here).
 TABLE1_ALGORITHMS = ("FlexMatch", "FreeMatch")
 #: Budgets of Table 1 (§7.1).
@@ -58,54 +61,18 @@ TABLE1_BUDGETS = {"CIFAR-10": (40, 250, 4000), "CIFAR-100": (400, 2500, 10000), 
 #: Table 1's dataset labels -> :func:`sslkit.data.load_dataset` names.
 TABLE1_DATASETS = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100", "SVHN": "svhn", "STL-10": "stl10"}
 
-# Table 1 as printed (mean, std over five runs, % top-1). Columns: C10@40 C10@250 C10@4000 C100@400 C100@2500
-# C100@10000 SVHN@250 SVHN@1000 STL@40 STL@250. Typed from the paper and checked twice against its text.
-_TABLE1_TEXT = """
-FlexMatch Stratified  91.45 3.41 | 95.10 0.25 | 95.63 0.24 | 50.23 0.41 | 67.38 0.45 | 73.61 0.43 | 89.60 1.86 | 93.66 0.49 | 75.33 3.74 | 92.29 0.64
-FlexMatch Random      87.30 4.61 | 93.95 0.91 | 95.17 0.59 | 45.58 0.97 | 66.48 0.98 | 72.61 0.83 | 87.67 1.16 | 94.06 1.14 | 65.81 1.21 | 90.70 0.79
-FlexMatch k-Means     81.23 8.71 | 94.59 0.51 | 95.09 0.65 | 41.60 1.24 | 65.99 0.57 | 71.53 0.42 | 90.28 0.69 | 93.82 1.04 | 55.43 0.39 | 90.64 1.05
-FlexMatch USL         91.73 0.13 | 94.89 0.20 | 95.43 0.15 | 46.89 0.46 | 66.75 0.37 | 72.53 0.32 | 90.03 0.63 | 93.10 0.78 | 75.65 0.60 | 90.77 0.36
-FlexMatch ActiveFT    70.87 4.14 | 93.85 1.37 | 95.31 0.75 | 25.69 0.64 | 57.19 2.06 | 70.96 0.75 | 89.32 1.87 | 92.53 0.43 | 55.57 1.42 | 87.28 1.19
-FlexMatch RDSS        94.69 0.28 | 95.21 0.47 | 95.71 0.10 | 48.12 0.36 | 67.27 0.55 | 73.21 0.29 | 91.70 0.39 | 95.70 0.35 | 77.96 0.52 | 93.16 0.41
-FreeMatch Stratified  95.05 0.15 | 95.40 0.23 | 95.80 0.29 | 51.29 0.56 | 67.69 0.58 | 73.90 0.53 | 92.58 1.05 | 94.22 0.78 | 79.16 5.01 | 91.36 0.18
-FreeMatch Random      93.41 1.24 | 93.98 0.91 | 95.56 0.17 | 47.16 1.25 | 66.09 1.08 | 72.09 0.99 | 91.62 1.88 | 94.40 1.28 | 76.66 2.43 | 90.72 0.97
-FreeMatch k-Means     88.05 5.07 | 94.80 0.48 | 95.51 0.37 | 44.07 1.94 | 66.09 0.39 | 71.69 0.72 | 93.30 0.46 | 94.68 0.72 | 63.22 4.92 | 89.99 0.87
-FreeMatch USL         93.81 0.62 | 95.19 0.18 | 95.78 0.29 | 47.07 0.78 | 66.92 0.33 | 72.59 0.36 | 93.36 0.53 | 94.44 0.44 | 76.95 0.86 | 90.58 0.58
-FreeMatch ActiveFT    78.13 2.87 | 94.54 0.81 | 95.33 0.53 | 26.67 0.46 | 56.23 0.85 | 71.20 0.68 | 92.60 0.51 | 93.71 0.54 | 63.31 2.99 | 86.60 0.30
-FreeMatch RDSS        95.05 0.13 | 95.50 0.20 | 95.98 0.28 | 48.41 0.59 | 67.40 0.23 | 73.13 0.19 | 94.54 0.46 | 95.83 0.37 | 81.90 1.72 | 92.22 0.40
-"""
-
-
-def _parse_table1(text: str) -> dict:
-    cols = [f"{d} @ {m}" for d, ms in TABLE1_BUDGETS.items() for m in ms]
-    out = {}
-    for line in text.strip().splitlines():
-        algorithm, selector, rest = line.split(None, 2)
-        cells = [c.split() for c in rest.split("|")]
-        if algorithm not in TABLE1_ALGORITHMS or selector not in TABLE1_SELECTORS or len(cells) != len(cols) \
-                or any(len(c) != 2 for c in cells):
-            raise ValueError(f"malformed Table 1 line {line!r}")
-        for col, (mean, std) in zip(cols, cells):
-            out[(algorithm, selector, col)] = (float(mean), float(std))
-    return out
-
-
-#: ``{(algorithm, selector, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 1 (% top-1, five runs).
-PAPER_TABLE1_B = _parse_table1(_TABLE1_TEXT)
+#: ``{(algorithm, selector, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 1 (% top-1, mean ± std over five
+#: runs), from sslkit/experiments/paper_numbers/b_table1.csv.
+PAPER_TABLE1_B = {(r["algorithm"], r["selector"], f"{r['dataset']} @ {r['m']}"): mean_std(r)
+                  for r in load_paper_numbers("b_table1")}
 
 #: Paper B Table 5 (App. D.4): time complexity and seconds to select m = 400 of CIFAR-100's 50 000 training
 #: images (mean of three runs, "an idle server"; CPU/GPU not stated). Random and Stratified are printed
 #: as "≈ 0" (``seconds = 0.0`` here, ``approx_zero = True``).
-PAPER_TABLE5_B = {
-    "Random": {"complexity": "O(n)", "seconds": 0.0, "approx_zero": True},
-    "Stratified": {"complexity": "O(n)", "seconds": 0.0, "approx_zero": True},
-    "k-Means": {"complexity": "O(mnT)", "seconds": 579.97, "approx_zero": False},
-    "USL": {"complexity": "O(mnT)", "seconds": 257.68, "approx_zero": False},
-    "ActiveFT": {"complexity": "O(mnT)", "seconds": 224.35, "approx_zero": False},
-    "RDSS": {"complexity": "O(mn)", "seconds": 132.77, "approx_zero": False},
-}
+PAPER_TABLE5_B = {r["selector"]: {"complexity": r["complexity"], "seconds": r["seconds"], "approx_zero": r["approx_zero"]}
+                  for r in load_paper_numbers("b_table5")}
 
-#: The official code's kernel (reference notes §2.2, B2): ``exp(-0.5 ||x - y||^2)``, i.e. our
+#: The official code's kernel (its defect B2): ``exp(-0.5 ||x - y||^2)``, i.e. our
 #: ``exp(-||x - y||^2 / sigma^2)`` with ``sigma = sqrt(2)``, whatever the scale of the features.
 OFFICIAL_BANDWIDTH = math.sqrt(2.0)
 
@@ -113,7 +80,7 @@ OFFICIAL_BANDWIDTH = math.sqrt(2.0)
 # protocols
 # --------------------------------------------------------------------------------------------------
 
-#: The paper's training (§7.1 + USB's classic-CV configs, reference notes §4.3-4.4).
+#: The paper's training (§7.1 + USB's classic-CV configs).
 USB_PROTOCOL = {"model": "wrn28_2", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4,
                 "schedule": "cosine", "epochs": 1024, "iterations_per_epoch": 1024, "batch_size": 64, "uratio": 7,
                 "ema_decay": 0.999}
@@ -130,34 +97,6 @@ PROTOCOLS = {"usb": USB_PROTOCOL, "head": HEAD_PROTOCOL}
 # --------------------------------------------------------------------------------------------------
 # selection
 # --------------------------------------------------------------------------------------------------
-
-
-def make_selector(name: str, m: int, *, seed=0, device="cpu", bandwidth="median"):
-    """The selector of Table 1 called ``name`` (:data:`TABLE1_SELECTORS`) with budget ``m``.
-
-    RDSS = :class:`sslkit.select.GKHR` with ``alpha = 1 - 1/sqrt(m)`` (§7.1) and ``bandwidth`` ("median" = §6's
-    median heuristic, or a number: the kernel width sigma). USL and ActiveFT use their official settings
-    (they L2-normalise the features themselves); k-Means: k-means++ seeding, <= 100 Lloyd iterations.
-    Stratified needs the labels in ``fit`` (an oracle).
-    """
-    from sslkit.select import (GKHR, ActiveFTSelector, KMeansSelector, RandomSelector, StratifiedSelector,
-                               USLSelector)
-
-    m = check_count(m, "m", allow_zero=False)
-    seed = check_seed(seed)
-    if name == "Stratified":
-        return StratifiedSelector(m, seed=seed)
-    if name == "Random":
-        return RandomSelector(m, seed=seed)
-    if name == "k-Means":
-        return KMeansSelector(m, seed=seed, device=device)
-    if name == "USL":
-        return USLSelector(m, seed=seed, device=device)
-    if name == "ActiveFT":
-        return ActiveFTSelector(m, seed=seed, device=device)
-    if name == "RDSS":
-        return GKHR(m, bandwidth=bandwidth, seed=seed, device=device)
-    raise ValueError(f"selector must be one of {TABLE1_SELECTORS}, got {name!r}")
 
 
 def select_indices(name: str, features, labels, m: int, *, seed=0, device="cpu", bandwidth="median"):
@@ -214,7 +153,7 @@ def train_ssl(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "Fr
     import torch
 
     from sslkit.algorithms import FlexMatch, FreeMatch
-    from sslkit.data import images_to_tensor
+    from sslkit.data import image_stats, images_to_tensor
     from sslkit.engine import Trainer
     from sslkit.models import MLP, LeNetMNIST, wrn28_2
     from sslkit.seeding import seed_everything
@@ -247,9 +186,7 @@ def train_ssl(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "Fr
         if X_train.dtype != np.uint8 or X_train.ndim not in (3, 4):
             raise ValueError(f"protocol model {p['model']!r} needs uint8 images (N, H, W[, C]), got dtype "
                              f"{X_train.dtype} and shape {X_train.shape}")
-        channels = 1 if X_train.ndim == 3 else X_train.shape[-1]
-        x01 = X_train.reshape(-1, channels).astype(np.float64) / 255.0
-        mean, std = x01.mean(axis=0), x01.std(axis=0)
+        mean, std = image_stats(X_train)
         Xt, Xs = images_to_tensor(X_train, mean=mean, std=std), images_to_tensor(X_test, mean=mean, std=std)
         norm, augment = {"mean": mean, "std": std}, "auto"
     else:
@@ -442,7 +379,17 @@ def random_init_features(images, *, seed=0, device="cpu", batch_size: int = 64) 
     return torch.cat(out).numpy()
 
 
-from .paper_b import _proxy_accuracy  # noqa: E402  (logistic regression on the labeled set: the proxy)
+def proxy_accuracy(X_l, y_l, X_test, y_test) -> float:
+    """Test accuracy (%) of a logistic regression trained on the labeled set only (z-scored with the
+    labeled set's statistics); a labeled set of one class predicts that class."""
+    from sklearn.linear_model import LogisticRegression
+
+    if np.unique(y_l).size < 2:
+        return 100.0 * float(np.mean(y_test == y_l[0]))
+    mean, std = X_l.mean(axis=0), X_l.std(axis=0)
+    std[std == 0] = 1.0
+    clf = LogisticRegression(max_iter=2000).fit((X_l - mean) / std, y_l)
+    return 100.0 * float(clf.score((X_test - mean) / std, y_test))
 
 
 def defects_run(features: str, bandwidth: str, m: int, seed: int, *, pretrained, random_init, y_pool, pretrained_test,
@@ -486,7 +433,7 @@ def defects_run(features: str, bandwidth: str, m: int, seed: int, *, pretrained,
     return {"alpha_mmd2": alpha_mmd2(P, idx, auto_alpha(m), bw, mu=mu, device=device),
             "mmd2": mmd2(P, idx, bw, mu=mu, device=device),
             "classes_covered": int((counts > 0).sum()), "min_class_count": int(counts.min()),
-            "proxy_acc": _proxy_accuracy(P[idx], y_pool[idx], np.asarray(pretrained_test, dtype=np.float32),
+            "proxy_acc": proxy_accuracy(P[idx], y_pool[idx], np.asarray(pretrained_test, dtype=np.float32),
                                          np.asarray(y_test)),
             "selection_bandwidth": float(bw_sel), "mean_offdiag_kernel": float(off.mean()),
             "select_seconds": round(seconds, 4)}

@@ -7,7 +7,7 @@ as soon as the run ends. A record is::
      "finished_at", "extra"}
 
 ``key`` is a stable hash of ``(config, seed, scale)``. On restart, runs whose key is already in the file
-are skipped, so a sweep killed at any moment loses no finished run and repeats none (issue 2, section 5).
+are skipped, so a sweep killed at any moment loses no finished run and repeats none.
 
 Rules kept deliberately simple:
 

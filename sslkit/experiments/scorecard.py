@@ -1,7 +1,8 @@
 """The reproduction scorecard: every table and figure of papers A, B and C, and how far we got with it.
 
-Status is never typed in by hand: it is computed from the notebook registry
-(:data:`sslkit.experiments.notebooks.NOTEBOOKS`) and the committed results files under ``notebooks/results/``.
+Status is never typed in by hand: the items a notebook reproduces are the ``targets`` of its front matter
+(:func:`sslkit.experiments.notebooks.registry`), the rest are :data:`NOT_REPRODUCED`, and the status comes
+from the committed results files under ``notebooks/results/``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .notebooks import NOTEBOOKS, repo_root
+from .notebooks import registry, repo_root
 
 
 @dataclass(frozen=True)
@@ -24,35 +25,8 @@ class Target:
     note: str = ""
 
 
-TARGETS = (
-    Target("A", "Theorems 1-10", "sympy derivations (k = 2, 3) of every theorem", notebook="a-theory",
-           note="exact derivations: one scale"),
-    Target("A", "Theorems 2, 7", "Monte Carlo check of the mean and variance formulas", notebook="a-monte-carlo"),
-    Target("A", "Figure 1", "variance ratios PNU/PN and lin(a*)/PN against n_U; Gaussian and Credit; BCE and 0-1 loss",
-           notebook="a-figure1"),
-    Target("A", "Appendix B", "multiclass variance comparison (Dry Bean, Covertype)", notebook="a-appendix-b",
-           note="Covertype needs a download"),
-    Target("A", "Table 1", "binary SSL: Sup., PNU, Ours (Iter), PL, VAT on six datasets", notebook="a-table1",
-           note="paper scale here: the four tabular datasets; image rows quick scale, paper scale needs a GPU"),
-    Target("A", "Table 1, Sup. column (Banknote, Breast Cancer)", "supervised MLP baseline, accuracy vs labels",
-           notebook="supervised-baseline", note="end-to-end proof of the toolchain"),
-    Target("A", "Table 2", "multiclass SSL: Sup., Ours (Iter), Ours (EC), PL, VAT; balanced / mild / severe",
-           notebook="a-table2", note="paper scale here: Shuttle, Dry Bean; Covertype needs a download; MNIST a GPU"),
-    Target("A", "Table 3", "FixMatch baseline", notebook="a-fixmatch", note="tabular rows here; image rows need a GPU"),
-    Target("A", "Table 4", "covariance-set size ablation (MNIST)", notebook="a-ablations", note="MNIST: needs a GPU"),
-    Target("A", "Table 5", "equal-covariance diagnostic", notebook="a-ablations"),
-    Target("A", "Tables 6-10", "non-negative risk-correction on/off", notebook="a-ablations",
-           note="tabular rows here; image rows need a GPU"),
-    Target("B", "Theory", "alpha-MMD identity (6), GKH step (7), Lemmas B.3 / B.6, Theorem 5.6 bound",
-           notebook="b-theory", note="exact derivations and numeric checks: one scale"),
-    Target("B", "Figure 2", "GKHR vs GKH on four 2-D distributions", notebook="b-figure2"),
-    Target("B", "Figure 3", "10-component GMM: 100 points chosen by every selector", notebook="b-figure3"),
-    Target("B", "Table 1", "selectors x {FlexMatch, FreeMatch} on CIFAR-10/100, SVHN, STL-10", notebook="b-table1",
-           note="CPU stand-in (frozen features + MLP head) here; the USB protocol needs a GPU"),
-    Target("B", "Table 4", "effect of alpha", notebook="b-table4",
-           note="CPU: selection measures + a supervised proxy; the paper's FreeMatch accuracy needs a GPU"),
-    Target("B", "Table 5", "wall-clock of every selector (n = 50 000, m = 400)", notebook="b-table5",
-           note="synthetic 512-d features on a loaded 2-core CPU"),
+#: The papers' items no notebook reproduces yet.
+NOT_REPRODUCED = (
     Target("B", "Tables 2, 3, 6; Figures 4-5", "comparison with AL / SSAL approaches", note="not planned yet"),
     Target("C", "Figures 2 and 4", "traditional SSL: relative error vs speed-up (VAT, MT, FixMatch; CIFAR-10, SVHN)"),
     Target("C", "Figure 6 / Tables 11-13", "robust SSL: OOD (CIFAR-10, MNIST) and class imbalance"),
@@ -61,10 +35,17 @@ TARGETS = (
 )
 
 
+def targets() -> list[Target]:
+    """Every item: the registered notebooks' targets and :data:`NOT_REPRODUCED`, sorted by paper and item."""
+    found = [Target(spec.paper, t["item"], t["what"], notebook=spec.name, note=t.get("note", ""))
+             for spec in registry() for t in spec.targets]
+    return sorted(found + list(NOT_REPRODUCED), key=lambda t: (t.paper, t.item))
+
+
 def _status(target: Target, root: Path) -> tuple[str, str]:
     if target.notebook is None:
         return "not reproduced yet", ""
-    spec = next((s for s in NOTEBOOKS if s.name == target.notebook), None)
+    spec = next((s for s in registry() if s.name == target.notebook), None)
     if spec is None:
         return "not reproduced yet", ""
     folder = root / "notebooks" / "results"
@@ -86,7 +67,7 @@ def scorecard(root: str | Path | None = None) -> pd.DataFrame:
     """One row per paper item: what it is, the notebook that reproduces it and its status."""
     root = Path(root) if root is not None else repo_root()
     rows = []
-    for t in TARGETS:
+    for t in targets():
         status, path = _status(t, root)
         rows.append({"paper": t.paper, "item": t.item, "what": t.what, "status": status,
                      "notebook": path or "-", "note": t.note})

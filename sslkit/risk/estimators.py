@@ -37,7 +37,7 @@ def _is_torch(*xs) -> bool:
     return any(isinstance(x, torch.Tensor) for x in xs)
 
 
-def _template(*xs):
+def tensor_template(*xs):
     """The first torch tensor among ``xs`` (it decides device and dtype), else ``None``."""
     for x in xs:
         if isinstance(x, torch.Tensor):
@@ -45,7 +45,7 @@ def _template(*xs):
     return None
 
 
-def _float_array(x, name, like=None, dtype=None):
+def float_array(x, name, like=None, dtype=None):
     """``x`` as a floating array of the backend of ``like`` (torch if ``like`` is a tensor)."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name} must be an array of numbers, got {x!r}")
@@ -80,9 +80,9 @@ def _check_finite(x, name):
         raise ValueError(f"{name} contains NaN or infinite values")
 
 
-def _check_prior(prior, like=None, k=None, name="prior"):
+def check_prior(prior, like=None, k=None, name="prior"):
     """Validate a class prior: 1-D, finite, every entry > 0, sums to 1 (within 1e-6)."""
-    p = _float_array(prior, name, like)
+    p = float_array(prior, name, like)
     if p.ndim != 1 or p.shape[0] < 2:
         raise ValueError(f"{name} must be a 1-D array with at least 2 entries, got shape {tuple(p.shape)}")
     if k is not None and p.shape[0] != k:
@@ -96,7 +96,7 @@ def _check_prior(prior, like=None, k=None, name="prior"):
     return p
 
 
-def _check_num_classes(num_classes):
+def check_num_classes(num_classes):
     if isinstance(num_classes, (bool, np.bool_)) or not isinstance(num_classes, numbers.Integral):
         raise TypeError(f"num_classes must be an integer, got {num_classes!r}")
     if num_classes < 2:
@@ -104,11 +104,11 @@ def _check_num_classes(num_classes):
     return int(num_classes)
 
 
-def _check_losses(losses, name="losses", k=None):
+def check_losses(losses, name="losses", k=None):
     if isinstance(losses, torch.Tensor):
         L = losses if losses.is_floating_point() else losses.to(torch.float64)
     else:
-        L = _float_array(losses, name)
+        L = float_array(losses, name)
     if L.ndim != 2:
         raise ValueError(f"{name} must be a 2-D (n_samples, num_classes) matrix, got shape {tuple(L.shape)}")
     if k is not None and L.shape[1] != k:
@@ -117,7 +117,7 @@ def _check_losses(losses, name="losses", k=None):
     return L
 
 
-def _check_labels(y, n, k, like=None):
+def check_labels(y, n, k, like=None):
     if isinstance(y, torch.Tensor):
         yy = y.detach()
         if yy.is_floating_point() or yy.dtype == torch.bool:
@@ -175,10 +175,10 @@ def component_risks(losses, y, num_classes, *, normalizer=None):
     Raises ``ValueError`` if a class has no labeled sample (without ``normalizer``), on shape mismatch,
     labels out of range, or NaN / infinite losses.
     """
-    k = _check_num_classes(num_classes)
-    L = _check_losses(losses, k=k)
+    k = check_num_classes(num_classes)
+    L = check_losses(losses, k=k)
     torch_mode = isinstance(L, torch.Tensor)
-    yy, ynp = _check_labels(y, L.shape[0], k, like=L if torch_mode else None)
+    yy, ynp = check_labels(y, L.shape[0], k, like=L if torch_mode else None)
     counts = np.bincount(ynp.astype(np.int64), minlength=k) if ynp.size else np.zeros(k, np.int64)
     if torch_mode:  # (k, n) indicator built contiguous: a transposed (n, k) operand is very slow on CPU
         member = (yy[None, :] == torch.arange(k, device=yy.device)[:, None]).to(L.dtype)
@@ -192,9 +192,9 @@ def component_risks(losses, y, num_classes, *, normalizer=None):
                 f"class(es) {empty.tolist()} have no labeled sample; R_ij needs at least one sample "
                 "per class (pass normalizer= for a Horvitz-Thompson batch estimate)"
             )
-        denom = _float_array(counts, "counts", L if torch_mode else None, dtype=L.dtype if torch_mode else None)
+        denom = float_array(counts, "counts", L if torch_mode else None, dtype=L.dtype if torch_mode else None)
     else:
-        denom = _float_array(normalizer, "normalizer", L if torch_mode else None, dtype=L.dtype if torch_mode else None)
+        denom = float_array(normalizer, "normalizer", L if torch_mode else None, dtype=L.dtype if torch_mode else None)
         _check_vector(denom, k, "normalizer")
         _check_finite(denom, "normalizer")
         dn = denom.detach().cpu().numpy() if torch_mode else denom
@@ -205,26 +205,26 @@ def component_risks(losses, y, num_classes, *, normalizer=None):
 
 def unlabeled_risks(losses_u):
     """Empirical unlabeled risks R̂_Uj (paper A eq. 2): column means of the (n_U, k) loss matrix."""
-    L = _check_losses(losses_u, name="losses_u")
+    L = check_losses(losses_u, name="losses_u")
     if L.shape[0] == 0:
         raise ValueError("losses_u has no rows; R_Uj needs at least one unlabeled sample")
     return L.mean(0) if isinstance(L, torch.Tensor) else L.mean(axis=0)
 
 
 def _prepare(R, R_u, prior, a=None, a_len=None):
-    like = _template(R, R_u, a, prior)
+    like = tensor_template(R, R_u, a, prior)
     dtype = like.dtype if like is not None and like.is_floating_point() else None
-    Rm = _float_array(R, "R", like, dtype)
+    Rm = float_array(R, "R", like, dtype)
     _check_square(Rm, None, "R")
     k = Rm.shape[0]
-    Ru = _float_array(R_u, "R_u", like, dtype)
+    Ru = float_array(R_u, "R_u", like, dtype)
     _check_vector(Ru, k, "R_u")
-    p = _check_prior(prior, like, k)
+    p = check_prior(prior, like, k)
     if like is not None:
         p = p.to(Rm.dtype)
     out = [Rm, Ru, p]
     if a is not None:
-        av = _float_array(a, "a", like, dtype)
+        av = float_array(a, "a", like, dtype)
         n_a = k if a_len is None else a_len
         if av.ndim != 1 or av.shape[0] != n_a:
             raise ValueError(f"a must have shape ({n_a},) for {k} classes, got {tuple(av.shape)}")
@@ -276,10 +276,10 @@ def symmetric_linear_risk(R, R_u, prior, a, nonnegative=False):
     For a symmetric loss (Σ_j l(g(x), j) = α) every member of the eq. (7) family equals one of these:
     see :func:`symmetric_reduce_a`.
     """
-    like = _template(R, R_u, a, prior)
-    p = _check_prior(prior, like)
+    like = tensor_template(R, R_u, a, prior)
+    p = check_prior(prior, like)
     k = p.shape[0]
-    av = _float_array(a, "a", like)
+    av = float_array(a, "a", like)
     if av.ndim != 1 or av.shape[0] != k - 1:
         raise ValueError(f"a must have shape ({k - 1},) (k - 1 parameters, Thm 6) for {k} classes, got {tuple(av.shape)}")
     if like is not None:
@@ -297,9 +297,9 @@ def symmetric_reduce_a(a, prior):
     Hence ``linear_risk(R, R_u, θ, a) == symmetric_linear_risk(R, R_u, θ, symmetric_reduce_a(a, θ))``
     exactly (not only in expectation) when the loss is symmetric.
     """
-    like = _template(a, prior)
-    p = _check_prior(prior, like)
+    like = tensor_template(a, prior)
+    p = check_prior(prior, like)
     k = p.shape[0]
-    av = _float_array(a, "a", like, p.dtype if like is not None else None)
+    av = float_array(a, "a", like, p.dtype if like is not None else None)
     _check_vector(av, k, "a")
     return av[:-1] - p[:-1] * (av[-1] / p[-1] - 1)

@@ -35,12 +35,12 @@ import numpy as np
 import torch
 
 from sslkit.risk.estimators import (
-    _check_labels,
-    _check_losses,
-    _check_num_classes,
-    _check_prior,
-    _float_array,
-    _template,
+    check_labels,
+    check_losses,
+    check_num_classes,
+    check_prior,
+    float_array,
+    tensor_template,
 )
 
 __all__ = [
@@ -72,13 +72,13 @@ class _Ctx:
     """float64 arithmetic in numpy, or in torch on the device of the first tensor argument."""
 
     def __init__(self, *xs):
-        self.like = _template(*xs)
+        self.like = tensor_template(*xs)
         self.torch = self.like is not None
 
     def arr(self, x, name):
         if self.torch:
-            return _float_array(x, name, self.like, torch.float64)
-        return _float_array(x, name)
+            return float_array(x, name, self.like, torch.float64)
+        return float_array(x, name)
 
     def eye(self, k):
         return torch.eye(k, dtype=torch.float64, device=self.like.device) if self.torch else np.eye(k)
@@ -131,7 +131,7 @@ def _covs(ctx, covariances, k, name="covariances", allow_truncated=False):
 
 def _setup(covariances, prior, n_per_class, *extra):
     ctx = _Ctx(covariances, prior, n_per_class, *extra)
-    p = _check_prior(prior, ctx.like)
+    p = check_prior(prior, ctx.like)
     p = ctx.arr(p, "prior")
     k = p.shape[0]
     n = _counts(ctx, n_per_class, k)
@@ -229,14 +229,14 @@ def loss_covariances(losses, y, num_classes, shrinkage=0.0, *, ddof=1):
     Needs more than ``ddof`` samples in every class (pass ``ddof=0`` for the maximum-likelihood estimate
     with a single sample per class).
     """
-    k = _check_num_classes(num_classes)
-    L = _check_losses(losses, k=k)
+    k = check_num_classes(num_classes)
+    L = check_losses(losses, k=k)
     if isinstance(shrinkage, (bool, np.bool_)) or not isinstance(shrinkage, numbers.Real) or not 0 <= shrinkage <= 1:
         raise ValueError(f"shrinkage must be a number in [0, 1], got {shrinkage!r}")
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 or 1, got {ddof!r}")
     torch_mode = isinstance(L, torch.Tensor)
-    yy, ynp = _check_labels(y, L.shape[0], k, like=L if torch_mode else None)
+    yy, ynp = check_labels(y, L.shape[0], k, like=L if torch_mode else None)
     counts = np.bincount(ynp.astype(np.int64), minlength=k) if ynp.size else np.zeros(k, np.int64)
     few = np.flatnonzero(counts <= ddof)
     if few.size:
@@ -264,7 +264,7 @@ def mixture_covariance(covariances, class_means, prior):
     Needed for the finite-n_U variance term ``(1/n_U) vᵀ C_U v`` (module docstring). Returns (k, k).
     """
     ctx = _Ctx(covariances, class_means, prior)
-    p = ctx.arr(_check_prior(prior, ctx.like), "prior")
+    p = ctx.arr(check_prior(prior, ctx.like), "prior")
     k = p.shape[0]
     C = _covs(ctx, covariances, k)
     mu = ctx.arr(class_means, "class_means")
@@ -361,7 +361,7 @@ def equal_covariance_a(prior, n_per_class):
     the ρ1/ρ2 form of Thm 4): then S = W C, u = C w and a* = θ ∘ (1 - w/W).
     """
     ctx = _Ctx(prior, n_per_class)
-    p = ctx.arr(_check_prior(prior, ctx.like), "prior")
+    p = ctx.arr(check_prior(prior, ctx.like), "prior")
     n = _counts(ctx, n_per_class, p.shape[0])
     w = p ** 2 / n
     return ctx.out(p * (1 - w / w.sum()))
@@ -369,7 +369,7 @@ def equal_covariance_a(prior, n_per_class):
 
 # ----------------------------------------------------------------------------- PNU (binary)
 def _binary(ctx, prior, name="prior"):
-    p = ctx.arr(_check_prior(prior, ctx.like), name)
+    p = ctx.arr(check_prior(prior, ctx.like), name)
     if p.shape[0] != 2:
         raise ValueError(f"PNU is binary: {name} must have 2 entries, got {p.shape[0]}")
     return p
@@ -438,7 +438,7 @@ def pnu_optimal_eta(covariances, prior, n_per_class, family, *, n_unlabeled=None
 def pnu_optimal_a(covariances, prior, n_per_class, *, n_unlabeled=None, unlabeled_covariance=None):
     """The a of the best PNU estimator: min over S_PNPU ∪ S_PNNU with η ∈ R (paper A §6.1, Thm 5)."""
     ctx = _Ctx(covariances, prior, n_per_class, unlabeled_covariance)
-    p = ctx.arr(_check_prior(prior, ctx.like), "prior")
+    p = ctx.arr(check_prior(prior, ctx.like), "prior")
     kw = dict(n_unlabeled=n_unlabeled, unlabeled_covariance=unlabeled_covariance)
     best = None
     for family in ("pu", "nu"):
@@ -524,7 +524,7 @@ def _np(x):
 def _w(prior, n_per_class):
     """w = θ²/n as numpy float64 (the closed forms of Thm 4-5 return numpy scalars)."""
     ctx = _Ctx()
-    p = _check_prior(_np(prior))
+    p = check_prior(_np(prior))
     n = _counts(ctx, _np(n_per_class), p.shape[0])
     return p ** 2 / n
 

@@ -11,6 +11,7 @@ its ``seed``.
 * :mod:`sslkit.select.herding`: :class:`GKHR` (Algorithm 1, RDSS) and :class:`GKH` (Algorithm 2).
 * :mod:`sslkit.select.baselines`: :class:`RandomSelector`, :class:`StratifiedSelector` (label oracle),
   :class:`KMeansSelector`, :class:`USLSelector`, :class:`ActiveFTSelector`.
+* :mod:`sslkit.select.registry`: :data:`SELECTORS` (paper B's names -> classes) and :func:`make_selector`.
 """
 
 from sslkit.select.baselines import (
@@ -24,6 +25,7 @@ from sslkit.select.baselines import (
 from sslkit.select.herding import GKH, GKHR, auto_alpha
 from sslkit.select.kernel import gaussian_kernel, kernel_row_sums, median_bandwidth
 from sslkit.select.mmd import alpha_mmd2, alpha_mmd2_path, mmd2, theorem_5_6_bound
+from sslkit.select.registry import SELECTORS, make_selector
 
 __all__ = [
     "GKHR",
@@ -42,4 +44,6 @@ __all__ = [
     "mmd2",
     "alpha_mmd2_path",
     "theorem_5_6_bound",
+    "SELECTORS",
+    "make_selector",
 ]

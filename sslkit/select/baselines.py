@@ -16,7 +16,7 @@ import torch
 
 from sslkit._checks import check_count, check_seed
 from sslkit.device import resolve_device
-from sslkit.select.kernel import DEFAULT_BLOCK_SIZE, _check_block_size, check_features
+from sslkit.select.kernel import DEFAULT_BLOCK_SIZE, check_block_size, check_features
 
 __all__ = ["RandomSelector", "StratifiedSelector", "KMeansSelector", "USLSelector", "ActiveFTSelector",
            "kmeans"]
@@ -111,7 +111,7 @@ def kmeans(X, k: int, *, init: str = "k-means++", max_iter: int = 100, seed=0,
     max_iter = check_count(max_iter, "max_iter", allow_zero=False)
     if init not in ("k-means++", "random"):
         raise ValueError(f"init must be 'k-means++' or 'random', got {init!r}")
-    block_size = _check_block_size(block_size)
+    block_size = check_block_size(block_size)
     rng = np.random.default_rng(check_seed(seed))
     X = check_features(X, device=resolve_device(device))
     n = X.shape[0]
@@ -234,7 +234,7 @@ class KMeansSelector(_Selector):
             raise ValueError(f"init must be 'k-means++' or 'random', got {init!r}")
         self.init = init
         self.max_iter = check_count(max_iter, "max_iter", allow_zero=False)
-        self.block_size = _check_block_size(block_size)
+        self.block_size = check_block_size(block_size)
 
     def fit(self, X, y=None):
         X = check_features(X, device=resolve_device(self.device))
@@ -300,7 +300,7 @@ class USLSelector(_Selector):
             raise ValueError(f"momentum must be in [0, 1], got {momentum!r}")
         self.weight, self.momentum, self.power, self.horizon = weight, momentum, power, horizon
         self.normalize = bool(normalize)
-        self.block_size = _check_block_size(block_size)
+        self.block_size = check_block_size(block_size)
 
     def _density(self, X: torch.Tensor) -> torch.Tensor:
         n = X.shape[0]
@@ -379,7 +379,7 @@ class ActiveFTSelector(_Selector):
                 raise ValueError(f"{name} must be a positive number, got {v!r}")
         self.lr, self.temperature = float(lr), float(temperature)
         self.batch_size = None if batch_size is None else check_count(batch_size, "batch_size", allow_zero=False)
-        self.block_size = _check_block_size(block_size)
+        self.block_size = check_block_size(block_size)
 
     def fit(self, X, y=None):
         X = check_features(X, device=resolve_device(self.device))

@@ -41,15 +41,15 @@ from sslkit._checks import check_count, check_seed
 from sslkit.device import resolve_device
 from sslkit.select.kernel import (
     DEFAULT_BLOCK_SIZE,
-    _check_block_size,
-    _lifted,
-    _partner,
-    _row,
-    _symmetric_row_sums,
     check_alpha,
     check_bandwidth,
+    check_block_size,
     check_features,
+    kernel_row,
+    lifted,
     median_bandwidth,
+    partner,
+    symmetric_row_sums,
 )
 
 __all__ = ["GKHR", "GKH", "auto_alpha"]
@@ -85,7 +85,7 @@ class _Herding:
         self.alpha = alpha
         self.bandwidth = bandwidth
         self.device = device
-        self.block_size = _check_block_size(block_size)
+        self.block_size = check_block_size(block_size)
         self.bandwidth_samples = check_count(bandwidth_samples, "bandwidth_samples", allow_zero=False)
         self.seed = check_seed(seed)
         if lookahead is not None:
@@ -119,8 +119,8 @@ class _Herding:
         timings["bandwidth"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        Z = _lifted(X, bandwidth)
-        mu = _symmetric_row_sums(Z, self.block_size) / n
+        Z = lifted(X, bandwidth)
+        mu = symmetric_row_sums(Z, self.block_size) / n
         _sync(dev)
         timings["mu"] = time.perf_counter() - t0
 
@@ -155,7 +155,7 @@ class _Herding:
             indices[p - 1] = i[0]
             objective[p - 1] = T[i][0]
             if lookahead == 1:                   # one kernel row per step; the index stays on the device
-                row = _row(Z, _partner(Z[i])[0])
+                row = kernel_row(Z, partner(Z[i])[0])
             else:
                 # The rows k(x_c, .) of the `lookahead` smallest entries of T come from one matrix product,
                 # which reads Z once (one matrix-vector product per step is bound by reading Z); they are
@@ -165,7 +165,7 @@ class _Herding:
                     cand = torch.topk(T, lookahead, largest=False, sorted=True).indices
                     if cand[0] != i[0]:          # ties: make sure the argmin itself is a candidate
                         cand[-1] = i[0]
-                    rows = (_partner(Z[cand]) @ Z.T).clamp_(max=0.0).exp_()
+                    rows = (partner(Z[cand]) @ Z.T).clamp_(max=0.0).exp_()
                     hit = torch.nonzero(cand == i[0]).flatten()
                 row = rows[hit[0]]
             b = 1.0 / p

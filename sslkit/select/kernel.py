@@ -107,7 +107,7 @@ def check_bandwidth(bandwidth, name: str = "bandwidth") -> float:
     return bandwidth
 
 
-def _check_block_size(block_size) -> int:
+def check_block_size(block_size) -> int:
     return check_count(block_size, "block_size", allow_zero=False)
 
 
@@ -116,7 +116,7 @@ def _check_block_size(block_size) -> int:
 # --------------------------------------------------------------------------------------------------
 
 
-def _lifted(X: torch.Tensor, bandwidth: float, center=None) -> torch.Tensor:
+def lifted(X: torch.Tensor, bandwidth: float, center=None) -> torch.Tensor:
     """Rows ``z = [sqrt(2) x/s, -|x/s|^2, -1]`` of the centred, scaled features (see module docstring)."""
     if center is None:
         center = X.mean(dim=0)
@@ -125,19 +125,19 @@ def _lifted(X: torch.Tensor, bandwidth: float, center=None) -> torch.Tensor:
     return torch.cat([Xs * math.sqrt(2.0), -sq, -torch.ones_like(sq)], dim=1).contiguous()
 
 
-def _partner(Z: torch.Tensor) -> torch.Tensor:
+def partner(Z: torch.Tensor) -> torch.Tensor:
     """Partner rows ``z' = [sqrt(2) y/s, 1, |y/s|^2]`` of lifted rows, so that ``z . z'`` is the exponent."""
     d = Z.shape[1] - 2
     return torch.cat([Z[..., :d], -Z[..., d + 1:], -Z[..., d:d + 1]], dim=-1)
 
 
-def _tile(Za: torch.Tensor, Zb: torch.Tensor) -> torch.Tensor:
+def kernel_tile(Za: torch.Tensor, Zb: torch.Tensor) -> torch.Tensor:
     """Kernel tile ``k(a_i, b_j)`` from lifted rows (a fresh tensor, exponentiated in place)."""
-    T = Za @ _partner(Zb).T
+    T = Za @ partner(Zb).T
     return T.clamp_(max=0.0).exp_()
 
 
-def _row(Z: torch.Tensor, z_partner: torch.Tensor) -> torch.Tensor:
+def kernel_row(Z: torch.Tensor, z_partner: torch.Tensor) -> torch.Tensor:
     """One kernel row ``k(x_i, b)`` for all lifted rows ``x_i`` of ``Z`` and one partner row."""
     return torch.mv(Z, z_partner).clamp_(max=0.0).exp_()
 
@@ -153,7 +153,7 @@ def _tile_sums(T: torch.Tensor, dim: int) -> torch.Tensor:
     return (T @ ones if dim == 1 else ones @ T).to(torch.float64)
 
 
-def _symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
+def symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
     """``sum_j k(x_i, x_j)`` (diagonal included) by upper-triangular tiles, accumulated in float64.
 
     Each off-diagonal tile is computed once and used twice (its row sums and its column sums), which
@@ -164,19 +164,19 @@ def _symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
     for i in range(0, n, block_size):
         Zi = Z[i:i + block_size]
         for j in range(i, n, block_size):
-            T = _tile(Zi, Z[j:j + block_size])
+            T = kernel_tile(Zi, Z[j:j + block_size])
             sums[i:i + block_size] += _tile_sums(T, 1)
             if j != i:
                 sums[j:j + block_size] += _tile_sums(T, 0)
     return sums
 
 
-def _cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch.Tensor:
+def cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch.Tensor:
     """``sum_j k(a_i, b_j)`` for every row of ``Za`` (accumulated in float64), by tiles of ``block x block``."""
     sums = torch.zeros(Za.shape[0], dtype=torch.float64, device=Za.device)
     for i in range(0, Za.shape[0], block_size):
         for j in range(0, Zb.shape[0], block_size):
-            sums[i:i + block_size] += _tile_sums(_tile(Za[i:i + block_size], Zb[j:j + block_size]), 1)
+            sums[i:i + block_size] += _tile_sums(kernel_tile(Za[i:i + block_size], Zb[j:j + block_size]), 1)
     return sums
 
 
@@ -198,7 +198,7 @@ def gaussian_kernel(A, B=None, *, bandwidth, device="auto") -> torch.Tensor:
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"A and B must have the same number of features, got {A.shape[1]} and {B.shape[1]}")
     center = A.mean(dim=0)
-    return _tile(_lifted(A, bandwidth, center), _lifted(B, bandwidth, center))
+    return kernel_tile(lifted(A, bandwidth, center), lifted(B, bandwidth, center))
 
 
 def median_bandwidth(X, *, max_samples: int = 5000, seed=0, device="auto") -> float:
@@ -222,11 +222,11 @@ def median_bandwidth(X, *, max_samples: int = 5000, seed=0, device="auto") -> fl
     if n > max_samples:
         rows = np.sort(np.random.default_rng(seed).choice(n, size=max_samples, replace=False))
         X = X[torch.as_tensor(rows, device=dev)]
-    Z = _lifted(X, 1.0)
+    Z = lifted(X, 1.0)
     parts = []
     block = 1024
     for i in range(0, Z.shape[0], block):
-        neg_d2 = Z[i:i + block] @ _partner(Z[i + 1:]).T if i + 1 < Z.shape[0] else None
+        neg_d2 = Z[i:i + block] @ partner(Z[i + 1:]).T if i + 1 < Z.shape[0] else None
         if neg_d2 is None:
             break
         # keep pairs (i + r, j) with j > i + r: column c of the tile is row i + 1 + c
@@ -248,7 +248,7 @@ def kernel_row_sums(X, *, bandwidth, block_size: int = DEFAULT_BLOCK_SIZE, devic
     ``O(n d + block_size^2)``, never ``n x n``.
     """
     bandwidth = check_bandwidth(bandwidth)
-    block_size = _check_block_size(block_size)
+    block_size = check_block_size(block_size)
     dev = resolve_device(device)
     X = check_features(X, device=dev)
-    return _symmetric_row_sums(_lifted(X, bandwidth), block_size)
+    return symmetric_row_sums(lifted(X, bandwidth), block_size)

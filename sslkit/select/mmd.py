@@ -28,15 +28,15 @@ import torch
 from sslkit.device import resolve_device
 from sslkit.select.kernel import (
     DEFAULT_BLOCK_SIZE,
-    _check_block_size,
-    _cross_row_sums,
-    _lifted,
-    _partner,
-    _symmetric_row_sums,
-    _tile,
     check_alpha,
     check_bandwidth,
+    check_block_size,
     check_features,
+    cross_row_sums,
+    kernel_tile,
+    lifted,
+    partner,
+    symmetric_row_sums,
 )
 
 __all__ = ["alpha_mmd2", "mmd2", "alpha_mmd2_path", "theorem_5_6_bound"]
@@ -68,13 +68,13 @@ def _check_mu(mu, n: int, device) -> torch.Tensor:
 
 def _prepare(X, indices, bandwidth, mu, block_size, device):
     bandwidth = check_bandwidth(bandwidth)
-    block_size = _check_block_size(block_size)
+    block_size = check_block_size(block_size)
     dev = resolve_device(device)
     X = check_features(X, device=dev)
     n = X.shape[0]
     idx = _check_indices(indices, n)
-    Z = _lifted(X, bandwidth)
-    mu = _symmetric_row_sums(Z, block_size) / n if mu is None else _check_mu(mu, n, dev)
+    Z = lifted(X, bandwidth)
+    mu = symmetric_row_sums(Z, block_size) / n if mu is None else _check_mu(mu, n, dev)
     return Z, idx, mu, block_size, dev
 
 
@@ -92,7 +92,7 @@ def alpha_mmd2(X, indices, alpha, bandwidth, *, mu=None, block_size: int = DEFAU
     sel = torch.as_tensor(idx, device=dev)
     Zs = Z[sel]
     kbar = float(mu.mean())
-    quad = float(_cross_row_sums(Zs, Zs, block_size).sum())
+    quad = float(cross_row_sums(Zs, Zs, block_size).sum())
     lin = float(mu[sel].sum())
     return alpha * alpha * kbar + quad / (m * m) - 2.0 * alpha * lin / m
 
@@ -117,11 +117,11 @@ def alpha_mmd2_path(X, indices, alpha, bandwidth, *, mu=None, block_size: int = 
     # lower[p] = sum_{q < p} k(s_q, s_p); diag[p] = k(s_p, s_p)
     lower = torch.zeros(m, dtype=torch.float64, device=dev)
     for i in range(0, m, block_size):
-        T = _tile(Zs[i:i + block_size], Zs[:i + block_size]).to(torch.float64)
+        T = kernel_tile(Zs[i:i + block_size], Zs[:i + block_size]).to(torch.float64)
         rows = torch.arange(i, i + T.shape[0], device=dev)[:, None]
         cols = torch.arange(T.shape[1], device=dev)[None, :]
         lower[i:i + T.shape[0]] = (T * (cols < rows)).sum(dim=1)
-    diag = (Zs * _partner(Zs)).sum(dim=1).clamp_(max=0.0).exp_().to(torch.float64)
+    diag = (Zs * partner(Zs)).sum(dim=1).clamp_(max=0.0).exp_().to(torch.float64)
     quad = torch.cumsum(2.0 * lower + diag, dim=0)
     lin = torch.cumsum(mu[sel], dim=0)
     p = torch.arange(1, m + 1, dtype=torch.float64, device=dev)
