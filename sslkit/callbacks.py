@@ -70,7 +70,8 @@ class CoresetSelection:
       ``cords_compatible``...) or :class:`~sslkit.coreset.GradMatch` (``lam``...).
 
     Attributes: ``selections_`` -- one dict per selection: ``epoch`` (completed epochs), ``indices``,
-    ``weights``, ``seconds`` (the whole selection: gradients + strategy), ``strategy_seconds``.
+    ``weights``, ``seconds`` (the whole selection: gradients + strategy), ``cpu_seconds`` (its process CPU
+    time), ``strategy_seconds``.
     """
 
     def __init__(self, strategy, k, *, every=20, warm_epochs=0, gradients="bias", mode="eval", chunk=512,
@@ -101,7 +102,7 @@ class CoresetSelection:
     # ---------------------------------------------------------------------------------- selection
     def select(self, trainer) -> None:
         """Choose a coreset from the current model and restrict the trainer's unlabeled sampler to it."""
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         sampler = trainer.sampler_
         if sampler is None:
             raise ValueError("CoresetSelection needs an algorithm that uses unlabeled data (the trainer has no "
@@ -121,7 +122,7 @@ class CoresetSelection:
         sampler.restrict(chosen.indices_, chosen.weights_)
         self.selections_.append({"epoch": trainer.epoch, "indices": chosen.indices_.clone(),
                                  "weights": chosen.weights_.clone(), "seconds": time.perf_counter() - t0,
-                                 "strategy_seconds": strategy_seconds})
+                                 "cpu_seconds": time.process_time() - c0, "strategy_seconds": strategy_seconds})
 
     def _strategy(self, trainer):
         if self.strategy == "retrieve":

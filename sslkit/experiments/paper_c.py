@@ -29,6 +29,7 @@ unlabeled set" read literally (κ T full epochs) bounds the speed-up by ``1 / (�
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import torch
@@ -37,15 +38,25 @@ from sslkit.algorithms import VAT, FixMatch, Hook, MeanTeacher
 from sslkit.callbacks import CoresetSelection, warm_start_epochs
 from sslkit.data import images_to_tensor, load_dataset, make_split, standardize
 from sslkit.engine import Trainer
+from sslkit.experiments import paper_numbers
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
-__all__ = ["ALGORITHMS", "FRACTIONS", "METHODS", "PROTOCOLS", "build_task", "full_earlystop", "tradeoff_run",
-           "run_schedule"]
+__all__ = ["PAPER_CLAIMS", "PAPER_TABLES", "ALGORITHMS", "FRACTIONS", "METHODS", "PROTOCOLS", "build_task", "full_earlystop", "make_algorithm",
+           "make_model", "run_schedule", "tradeoff_grid", "tradeoff_rows", "tradeoff_run", "compare"]
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
 #: the methods that are trained (Full-EarlyStop is derived from the Full run)
 METHODS = ("full", "random", "craig", "gradmatch", "retrieve")
 FRACTIONS = (0.1, 0.2, 0.3)
+
+#: Tables 5-10: (algorithm, dataset, method, fraction) -> {"mean", "std", "hours", "tables"} (Full repeated
+#: under every budget, as printed)
+PAPER_TABLES = {(r["algorithm"], r["dataset"], r["method"], r["fraction"]):
+                {"mean": r["mean"], "std": r["std"], "hours": r["hours"], "tables": (r["table_acc"], r["table_std"])}
+                for r in paper_numbers.load("c_tables5_10")}
+#: the speed-up / accuracy-loss pairs quoted in §4 ("Retrieve achieves speedup gains of 2.7x ...")
+PAPER_CLAIMS = {(r["algorithm"], r["dataset"]): {"speedup": r["speedup"], "degradation": r["degradation"]}
+                for r in paper_numbers.load("c_claims")}
 
 _SGD = {"optimizer": "sgd", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4, "schedule": "cosine"}
 PROTOCOLS = {
@@ -151,8 +162,10 @@ def tradeoff_run(*, protocol, algorithm, method, fraction, seed, warm=True, devi
     """Train one (protocol, algorithm, method, fraction, seed) and return its metrics.
 
     Metrics: ``test_acc`` (%, final model; the EMA teacher for Mean Teacher), ``seconds`` (training +
-    selection wall-clock, evaluation excluded), ``selection_seconds``, ``n_selections``, ``epochs``,
-    ``iterations``, ``k``, ``warm_epochs`` and ``curve``: one ``[seconds, test_acc]`` per epoch.
+    selection wall-clock, evaluation excluded), ``cpu_seconds`` (the same in process CPU time, which other
+    processes on a shared machine do not inflate; with one thread it is the compute the run needed),
+    ``selection_seconds``, ``selection_cpu_seconds``, ``n_selections``, ``epochs``, ``iterations``, ``k``,
+    ``warm_epochs`` and ``curve``: one ``[seconds, test_acc, cpu_seconds]`` per epoch.
     ``selection_options`` go to :class:`~sslkit.callbacks.CoresetSelection` (e.g. ``cords_compatible``).
     """
     if method not in METHODS:
@@ -166,12 +179,20 @@ def tradeoff_run(*, protocol, algorithm, method, fraction, seed, warm=True, devi
         selector = CoresetSelection(method, sched["k"], every=p["every"], warm_epochs=sched["warm_epochs"],
                                     batch_size=p["batch_size"], seed=seed, **selection_options)
         hooks += selector.hooks()
-    curve = []
+    curve, eval_cpu, start = [], [0.0], [None]
 
     def record_curve(tr):
+        c0 = time.process_time()
         spent = tr.timings_["train"] + tr.timings_.get("hook:coreset", 0.0)
-        curve.append([round(spent, 4), round(100.0 * tr.score(task["X_test"], task["y_test"]), 4)])
+        acc = round(100.0 * tr.score(task["X_test"], task["y_test"]), 4)
+        cpu = time.process_time() - start[0] - eval_cpu[0]
+        eval_cpu[0] += time.process_time() - c0
+        curve.append([round(spent, 4), acc, round(cpu, 4)])
 
+    def start_clock(tr):
+        start[0] = time.process_time()
+
+    hooks.insert(0, Hook(start_clock, every=None, when="before", name="cpu_clock"))
     hooks.append(Hook(record_curve, name="curve"))
     opt = {key: p[key] for key in _SGD}
     mt = algorithm == "mean_teacher"
@@ -182,15 +203,76 @@ def tradeoff_run(*, protocol, algorithm, method, fraction, seed, warm=True, devi
                  decay_norm_and_bias=p["model"] != "wrn28_2", **opt)
     tr.fit(task["X_l"], task["y_l"], task["X_u"])
     sel = tr.timings_.get("hook:coreset", 0.0)
+    sel_cpu = 0.0 if selector is None else sum(x["cpu_seconds"] for x in selector.selections_)
     return {"test_acc": curve[-1][1], "seconds": round(tr.timings_["train"] + sel, 4),
-            "selection_seconds": round(sel, 4), "n_selections": 0 if selector is None else len(selector.selections_),
+            "cpu_seconds": curve[-1][2], "selection_seconds": round(sel, 4), "selection_cpu_seconds": round(sel_cpu, 4), "n_selections": 0 if selector is None else len(selector.selections_),
             "epochs": tr.epochs_run_, "iterations": tr.iteration, "k": sched["k"],
             "warm_epochs": sched["warm_epochs"] if method != "full" else None, "curve": curve}
 
 
-def full_earlystop(full_metrics: dict, seconds: float) -> float:
+def full_earlystop(full_metrics: dict, seconds: float, clock: str = "seconds") -> float:
     """Full-EarlyStop's test accuracy: the Full run's accuracy after its last epoch that ended within
-    ``seconds`` of wall-clock (its first epoch's when even that took longer)."""
+    ``seconds`` of ``clock`` ("seconds": wall-clock, "cpu_seconds": process CPU time) -- its first epoch's
+    when even that took longer."""
+    col = {"seconds": 0, "cpu_seconds": 2}[clock]
     curve = full_metrics["curve"]
-    within = [acc for spent, acc in curve if spent <= seconds]
+    within = [point[1] for point in curve if point[col] <= seconds]
     return within[-1] if within else curve[0][1]
+
+
+def tradeoff_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS, methods=METHODS) -> list[dict]:
+    """The run configurations of the trade-off figure: one Full run per algorithm (``fraction`` 1.0), then
+    every coreset method at every budget -- Full first, so Full-EarlyStop can be read off it."""
+    _protocol(protocol)
+    grid = [{"protocol": protocol, "algorithm": a, "method": "full", "fraction": 1.0} for a in algorithms]
+    grid += [{"protocol": protocol, "algorithm": a, "method": m, "fraction": f}
+             for a in algorithms for f in fractions for m in methods if m != "full"]
+    return grid
+
+
+def tradeoff_rows(records, clock: str = "seconds") -> list[dict]:
+    """One row per (algorithm, method, fraction, seed) with the speed-up and the accuracy degradation
+    relative to the Full run of the same algorithm and seed, plus Full-EarlyStop rows read off that Full
+    run at Retrieve's wall-clock of the same budget and seed (paper C §4). Rows whose Full run is missing are
+    left out. ``speedup_no_selection`` leaves the selection time out (what CORDS' logs report, D6).
+    ``clock``: "seconds" (wall-clock) or "cpu_seconds" (process CPU time) for every time and ratio."""
+    if clock not in ("seconds", "cpu_seconds"):
+        raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
+    sel_key = "selection_seconds" if clock == "seconds" else "selection_cpu_seconds"
+    recs = [r for r in records if r["config"].get("warm", True)]
+    full = {(r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
+            for r in recs if r["config"]["method"] == "full"}
+    rows = []
+    for r in recs:
+        c, m = r["config"], r["metrics"]
+        f = full.get((c["protocol"], c["algorithm"], r["seed"]))
+        if f is None:
+            continue
+        base = {"protocol": c["protocol"], "algorithm": c["algorithm"], "seed": r["seed"],
+                "fraction": c["fraction"] if c["method"] != "full" else None}
+        if c["method"] == "full":
+            rows.append({**base, "method": "full", "test_acc": m["test_acc"], "seconds": m[clock],
+                         "speedup": 1.0, "speedup_no_selection": 1.0, "degradation": 0.0})
+            continue
+        rows.append({**base, "method": c["method"], "test_acc": m["test_acc"], "seconds": m[clock],
+                     "speedup": f[clock] / m[clock], "speedup_no_selection": f[clock] / (m[clock] - m[sel_key]),
+                     "degradation": f["test_acc"] - m["test_acc"]})
+        if c["method"] == "retrieve":
+            acc = full_earlystop(f, m[clock], clock)
+            rows.append({**base, "method": "full_earlystop", "test_acc": acc, "seconds": m[clock],
+                         "speedup": f[clock] / m[clock], "speedup_no_selection": None,
+                         "degradation": f["test_acc"] - acc})
+    return rows
+
+
+def compare(a, b) -> dict:
+    """Mean difference ``mean(a) − mean(b)`` of two sets of per-seed values with its standard error
+    (Welch: ``sqrt(var_a/n_a + var_b/n_b)``) and a verdict at two standard errors: "higher", "lower" or
+    "not resolved" (also when either side has fewer than 2 seeds)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    diff = float(a.mean() - b.mean())
+    if len(a) < 2 or len(b) < 2:
+        return {"diff": diff, "se": float("nan"), "verdict": "not resolved", "n": (len(a), len(b))}
+    se = float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b)))
+    verdict = "higher" if diff > 2 * se else "lower" if diff < -2 * se else "not resolved"
+    return {"diff": diff, "se": se, "verdict": verdict, "n": (len(a), len(b))}
