@@ -247,6 +247,16 @@ def test_naive_greedy_is_the_brute_force_argmax_sequence(problem, weight, cords)
     assert first != ref
 
 
+@pytest.mark.parametrize("cords", [False, True], ids=["paper", "cords"])
+def test_per_batch_retrieve_is_brute_force_on_batch_means(problem, cords):
+    """Batch-mean rows are not rank one: the general step (not the g0 (x) h shortcut) is checked too."""
+    p = dict(problem, G=batch_means(problem["G"], 4))                 # 10 batches of 4
+    sel = fit(p, 6, greedy="naive", lr=0.5, lam=0.8, cords_compatible=cords)
+    assert sel.indices_.tolist() == brute_force_greedy(p, 6, 0.5, 0.8, cords=cords)[0]
+    idx, w = expand_batches(sel.indices_, sel.weights_, 40, 4)
+    assert idx.shape == (24,) and w.tolist() == [1.0] * 24
+
+
 def test_paper_and_cords_choices_select_differently(problem):
     a = fit(problem, 12, greedy="naive", lr=0.5, lam=0.8).indices_.tolist()
     b = fit(problem, 12, greedy="naive", lr=0.5, lam=0.8, cords_compatible=True).indices_.tolist()
@@ -373,6 +383,10 @@ def test_bad_fit_inputs(problem):
         Retrieve(5).fit(G[:, :C], Z, y, H)
     with pytest.raises(ValueError, match="labeled set is empty"):
         Retrieve(5).fit(G, Z[:0], y[:0], H[:0])
+    with pytest.raises(ValueError, match="labeled set is empty"):
+        Retrieve(5).fit(G, np.zeros((0, C)), [], None)
+    with pytest.raises(ValueError, match="labeled set is empty"):
+        labeled_gradient(np.zeros((0, C)), [])
     with pytest.raises(ValueError, match="got 14 labels for 15"):
         Retrieve(5).fit(G, Z, y[:14], H)
     with pytest.raises(ValueError, match="labeled features has 14 rows"):

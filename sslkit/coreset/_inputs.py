@@ -15,7 +15,7 @@ import torch
 from sslkit._checks import check_count
 from sslkit.select.kernel import check_features  # re-exported: 2-D, non-empty, real, finite
 
-__all__ = ["check_features", "check_gradients", "check_budget", "check_labels", "check_open_unit", "check_positive",
+__all__ = ["check_features", "check_gradients", "check_labeled_not_empty", "check_budget", "check_labels", "check_open_unit", "check_positive",
            "check_batch_size"]
 
 
@@ -33,6 +33,13 @@ def check_gradients(G, name: str = "unlabeled gradients", *, device=None, dtype=
         if bool(torch.isfinite(G.sum())):
             return G
     return check_features(G, name, device=device, dtype=dtype)
+
+
+def check_labeled_not_empty(logits) -> None:
+    """A clear error for an empty labeled set (before the generic "at least one row" of the matrix check)."""
+    shape = getattr(logits, "shape", None)
+    if shape is not None and len(shape) == 2 and shape[0] == 0:
+        raise ValueError("the labeled set is empty: L_S (the labeled loss) needs at least one labeled sample")
 
 
 def check_budget(k, n: int, name: str = "k", what: str = "unlabeled samples") -> int:

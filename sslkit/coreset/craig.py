@@ -48,8 +48,9 @@ def facility_location(similarity, k: int):
     """Lazy greedy for ``max_{|S| = k} sum_i max_{j in S} s_ij`` on a symmetric non-negative ``n x n`` matrix.
 
     Returns ``(order int64, gains float64)``: the picks in order and each pick's marginal gain (their
-    cumulative sum is ``F`` of each prefix). Ties: a popped element whose exact gain equals the best stale
-    bound is taken; among equal bounds the smaller index is popped first.
+    cumulative sum is ``F`` of each prefix). A bound is taken only when it is fresh (computed at this step)
+    and on top of the heap, where equal bounds pop by smaller index: the same picks as naive greedy with
+    ties to the smallest index.
     """
     S = check_features(similarity, "similarity").to(torch.float64)
     n = S.shape[0]
@@ -61,16 +62,17 @@ def facility_location(similarity, k: int):
     cur = torch.zeros(n, dtype=torch.float64, device=S.device)      # max similarity to S, per element
     heap = [(-g, j) for j, g in enumerate(S.sum(dim=1).tolist())]  # exact gains of the empty set
     heapq.heapify(heap)
+    fresh = [0] * n                                                # the step each bound was computed at
     order, gains = [], []
     while len(order) < k:
-        _, j = heapq.heappop(heap)
-        g = float(torch.clamp(S[j] - cur, min=0.0).sum())          # the exact gain now (S symmetric)
-        if not heap or g >= -heap[0][0]:
+        bound, j = heapq.heappop(heap)
+        if fresh[j] == len(order):                                 # exact now and the largest: take it
             order.append(j)
-            gains.append(g)
+            gains.append(-bound)
             torch.maximum(cur, S[j], out=cur)
-        else:
-            heapq.heappush(heap, (-g, j))
+        else:                                                      # stale: re-evaluate (S symmetric)
+            fresh[j] = len(order)
+            heapq.heappush(heap, (-float(torch.clamp(S[j] - cur, min=0.0).sum()), j))
     return torch.tensor(order, dtype=torch.long), torch.tensor(gains, dtype=torch.float64)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import torch
 
-from sslkit.coreset._inputs import check_features, check_labels
+from sslkit.coreset._inputs import check_features, check_labeled_not_empty, check_labels
 
 __all__ = ["logit_gradients", "last_layer_gradients", "labeled_gradient", "cross_entropy_logit_gradients",
            "split_last_layer"]
@@ -116,8 +116,7 @@ def labeled_gradient(logits, labels, features=None) -> torch.Tensor:
     the layout of :func:`last_layer_gradients`; it equals the autograd gradient of
     ``F.cross_entropy(lin(features), labels)`` w.r.t. ``(lin.bias, lin.weight)``.
     """
-    if isinstance(logits, torch.Tensor) and logits.ndim == 2 and logits.shape[0] == 0:
-        raise ValueError("the labeled set is empty: L_S needs at least one labeled sample")
+    check_labeled_not_empty(logits)
     z = check_features(logits, "labeled logits")
     y = check_labels(labels, z.shape[0], z.shape[1], device=z.device)
     h = None

@@ -7,10 +7,12 @@ GradMatch matches the full unlabeled gradient by a non-negative weighted sum of 
 solved by non-negative orthogonal matching pursuit (OMP) with L2 regularisation ``lam`` (CORDS' SSL
 GradMatch uses ``lam = 0.5``): at each step the element most positively correlated with the residual
 joins the support, then all weights of the support are re-fitted by non-negative ridge least squares
-(:func:`nonnegative_ridge`, an exact Lawson-Hanson active-set solver); elements whose weight drops to zero
-leave the support for good (CORDS drops only negative ones and may pick them again). OMP stops early when
-the relative residual falls below ``tol`` or no element correlates positively; the rest of the budget is
-then filled uniformly at random with weight 1 (CORDS), from a seeded CPU ``torch.Generator``.
+(:func:`nonnegative_ridge`, an exact Lawson-Hanson active-set solver, where CORDS solves the ridge system
+and drops negative weights one at a time); elements whose weight drops to zero leave the support and may
+come back later (each such step strictly lowers the objective, so supports never repeat; the loop is
+capped at ``3 k + 10`` steps). OMP stops early when the relative residual falls below ``tol`` or no
+element correlates positively (then the weights are optimal over all elements); the rest of the budget
+is then filled uniformly at random with weight 1 (CORDS), from a seeded CPU ``torch.Generator``.
 
 Per batch (as paper C runs it): the elements are the mini-batch mean gradients and the target is their
 sum (CORDS ``PerBatch``, ``valid=False``); ``ceil(k / B)`` batches are chosen and each index of a chosen batch
@@ -78,26 +80,25 @@ def omp_nonnegative(A, b, n_atoms: int, *, lam: float = 0.5, tol: float = 1e-100
     """
     A = torch.as_tensor(A).detach()
     b = torch.as_tensor(b, dtype=A.dtype, device=A.device).reshape(-1)
-    m = A.shape[0]
-    usable = torch.ones(m, dtype=torch.bool, device=A.device)
     support: list[int] = []
     w = torch.zeros(0, dtype=torch.float64)
     resid = b.clone()
     norm_b = float(b.norm())
-    while len(support) < n_atoms and bool(usable.any()):
-        if norm_b == 0.0 or float(resid.norm()) <= tol * norm_b:
+    for _ in range(3 * n_atoms + 10):
+        if len(support) == n_atoms or norm_b == 0.0 or float(resid.norm()) <= tol * norm_b:
             break
-        corr = (A @ resid).masked_fill_(~usable, -torch.inf)
+        corr = A @ resid
+        if support:
+            corr[support] = -torch.inf
         j = int(torch.argmax(corr))
-        if float(corr[j]) <= 0.0:
+        if float(corr[j]) <= 0.0:                 # KKT: no atom can lower the objective any more
             break
         support.append(j)
-        usable[j] = False
         w = nonnegative_ridge(A[support], b, lam)
         keep = w > 0
         support = [s for s, kept in zip(support, keep.tolist()) if kept]
         w = w[keep]
-        resid = b - (A[support].T.to(torch.float64) @ w.to(A.device)).to(A.dtype) if support else b.clone()
+        resid = b - (A[support].T.to(torch.float64) @ w.to(A.device)).to(A.dtype)
     return torch.tensor(support, dtype=torch.long), w
 
 

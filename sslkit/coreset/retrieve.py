@@ -13,7 +13,9 @@ Only the last layer ``z = W h + b`` moves (§3.4), so ``theta^S`` acts on the la
 form: ``Z^S = Z - a (Db + H DW^T)`` for a step ``(Db, DW)`` (``H``: labeled penultimate features; without
 features only the bias moves and the gradients are ``C``-dimensional). After every pick the labeled logits
 are stepped by ``-a lam G_e`` and ``grad L_S(theta^S)`` is recomputed from them with the real cross-entropy
-(re-linearisation); per step this touches only ``n_L x C`` logits plus two ``n_L x D x C`` products.
+(re-linearisation); per step this touches only the ``n_L x C`` logits, one ``C x n_L x D`` product for the
+weight part of ``grad L_S`` and, for the step of a single sample's rank-one gradient ``g0 (x) h``, one
+``n_L x D`` matrix-vector product.
 
 Greedy variants (``greedy=``):
 
@@ -51,6 +53,7 @@ from sslkit.coreset._inputs import (
     check_budget,
     check_features,
     check_gradients,
+    check_labeled_not_empty,
     check_labels,
     check_open_unit,
     check_positive,
@@ -71,8 +74,8 @@ def stochastic_candidates(n: int, k: int, epsilon: float, *, cords_compatible: b
 class _LabeledSide:
     """The labeled logits at the one-step point, stepped in closed form, and ``grad L_S`` there.
 
-    Stored transposed (``C x n_L``, and ``H^T`` as ``D x n_L``): a softmax over a short leading dimension
-    and the two ``n_L x D x C`` products run several times faster in this layout than row-major ``n_L x C``
+    Stored transposed (``C x n_L``, and ``H^T`` as ``D x n_L``): the softmax over the short leading
+    dimension and the products run several times faster in this layout than row-major ``n_L x C``
     (measured on the 2-core CPU: the ``n_L x 10`` softmax alone took ~1 ms, the transposed one ~50 us).
     """
 
@@ -81,21 +84,35 @@ class _LabeledSide:
         self.ZT = Z.T.contiguous()
         self.YT = torch.zeros_like(self.ZT)
         self.YT[y, torch.arange(self.n, device=Z.device)] = 1.0
-        self.y, self.H = y, H
+        self.y, self.yf, self.H = y, y.to(Z.dtype), H
         self.HT = None if H is None else H.T.contiguous()
+        self.ones = torch.ones(self.n, dtype=Z.dtype, device=Z.device)
 
     def step(self, vector: torch.Tensor, scale: float) -> None:
-        """``Z <- Z - scale (Db + H DW^T)`` for a last-layer step ``vector = [Db | DW flattened]``."""
+        """``Z <- Z - scale (Db + H DW^T)`` for a last-layer step ``vector = [Db | DW flattened]``.
+
+        A single sample's closed-form gradient has ``DW = Db h^T`` (rank one); then ``H DW^T = (H h) Db^T``
+        and the step is one rank-one update with a matrix-vector product (``n_L D`` instead of ``n_L D C``
+        multiply-adds). Any other step (sums, per-batch means, arbitrary rows) takes the general product.
+        """
         C = self.C
-        self.ZT.sub_(vector[:C, None], alpha=scale)
-        if self.HT is not None:
-            self.ZT.addmm_(vector[C:].view(C, -1), self.HT, alpha=-scale)
+        bias = vector[:C]
+        if self.HT is None:
+            self.ZT.sub_(bias[:, None], alpha=scale)
+            return
+        weight = vector[C:].view(C, -1)
+        h = _rank_one_factor(bias, weight)
+        if h is None:
+            self.ZT.sub_(bias[:, None], alpha=scale)
+            self.ZT.addmm_(weight, self.HT, alpha=-scale)
+        else:                                          # Z^T <- Z^T - scale Db (1 + H h)^T
+            self.ZT.addr_(bias, torch.addmv(self.ones, self.H, h), alpha=-scale)
 
     def gradient(self, malformed: bool = False) -> torch.Tensor:
         """``grad L_S`` at the current logits (mean CE; ``malformed``: CORDS' D3 loss instead)."""
         P = torch.softmax(self.ZT, dim=0)
         if malformed:                                  # d/dz [-y sum_c log p_c] = y (C p - 1)
-            RT = P.mul_(self.C).sub_(1.0).mul_(self.y.to(P.dtype))
+            RT = P.mul_(self.C).sub_(1.0).mul_(self.yf)
         else:                                          # d/dz CE = p - onehot(y)
             RT = P.sub_(self.YT)
         bias = RT.mean(dim=1)
@@ -109,8 +126,7 @@ class _LabeledSide:
 
 def _check_inputs(unlabeled_grads, labeled_logits, labels, labeled_features):
     """Validate Retrieve's inputs; returns ``(G, Z, y, H)`` on ``G``'s device and dtype."""
-    if isinstance(labeled_logits, torch.Tensor) and labeled_logits.ndim == 2 and labeled_logits.shape[0] == 0:
-        raise ValueError("the labeled set is empty: Retrieve's objective L_S needs at least one labeled sample")
+    check_labeled_not_empty(labeled_logits)
     G = check_gradients(unlabeled_grads)
     Z = check_features(labeled_logits, "labeled logits", device=G.device, dtype=G.dtype)
     n_l, C = Z.shape
@@ -270,6 +286,16 @@ def _distinct_positions(r: int, s: int, gen: torch.Generator) -> torch.Tensor:
             if torch.unique(pos).numel() == s:
                 return pos
     return torch.randperm(r, generator=gen)[:s]
+
+
+def _rank_one_factor(bias: torch.Tensor, weight: torch.Tensor) -> torch.Tensor | None:
+    """``h`` with ``weight = outer(bias, h)`` up to rounding (``64 eps |weight|``), else ``None``."""
+    nb = float(bias @ bias)
+    if nb == 0.0:
+        return torch.zeros(weight.shape[1], dtype=weight.dtype, device=weight.device) if not bool(weight.any()) else None
+    h = (bias @ weight).div_(nb)
+    tol = 64.0 * torch.finfo(weight.dtype).eps * float(torch.linalg.vector_norm(weight))
+    return h if float(torch.linalg.vector_norm(weight - torch.outer(bias, h))) <= tol else None
 
 
 def _sync(device: torch.device) -> None:
