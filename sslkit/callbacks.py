@@ -22,7 +22,8 @@ logits; the last-layer gradient follows in closed form (:func:`sslkit.coreset.la
 side is the labeled set's logits and features at θ_t. ``mode="eval"`` (default) computes both with dropout
 off and BatchNorm running statistics; ``mode="train"`` as CORDS does (train mode, BatchNorm statistics left
 untouched), which makes two selections from the same model differ (D8). Retrieve's step size α_t is the
-optimiser's current (scheduled) learning rate and λ_t the algorithm's ``lambda_u``.
+optimiser's current (scheduled) learning rate (the base rate with ``cords_compatible=True``, as CORDS) and
+λ_t the algorithm's ``lambda_u``.
 
 :class:`WallClockStop` -- stop a run once its wall-clock since the start of training passes ``seconds``
 (Full-EarlyStop: the full run stopped at Retrieve's wall-clock, selection included).
@@ -126,7 +127,8 @@ class CoresetSelection:
 
     def _strategy(self, trainer):
         if self.strategy == "retrieve":
-            lr = trainer.optimizer_.param_groups[0]["lr"]
+            # α_t: the scheduled learning rate (eq. 3); CORDS passes the base rate (D4)
+            lr = trainer.lr if self.options.get("cords_compatible") else trainer.optimizer_.param_groups[0]["lr"]
             lam = float(getattr(trainer.algorithm, "lambda_u", 1.0))
             return Retrieve(self.k, lr=lr, lam=lam if lam > 0 else 1.0, seed=self.seed + len(self.selections_),
                             **self.options)

@@ -42,7 +42,8 @@ from sslkit.experiments import paper_numbers
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
 __all__ = ["PAPER_CLAIMS", "PAPER_TABLES", "ALGORITHMS", "FRACTIONS", "METHODS", "PROTOCOLS", "build_task", "full_earlystop", "make_algorithm",
-           "make_model", "run_schedule", "tradeoff_grid", "tradeoff_rows", "tradeoff_run", "compare"]
+           "make_model", "run_schedule", "tradeoff_grid", "tradeoff_rows", "tradeoff_run", "compare", "VARIANTS", "variant_grid",
+           "variant_rows"]
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
 #: the methods that are trained (Full-EarlyStop is derived from the Full run)
@@ -230,6 +231,9 @@ def tradeoff_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS, metho
     return grid
 
 
+_MAIN_KEYS = {"protocol", "algorithm", "method", "fraction"}
+
+
 def tradeoff_rows(records, clock: str = "seconds") -> list[dict]:
     """One row per (algorithm, method, fraction, seed) with the speed-up and the accuracy degradation
     relative to the Full run of the same algorithm and seed, plus Full-EarlyStop rows read off that Full
@@ -239,7 +243,7 @@ def tradeoff_rows(records, clock: str = "seconds") -> list[dict]:
     if clock not in ("seconds", "cpu_seconds"):
         raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
     sel_key = "selection_seconds" if clock == "seconds" else "selection_cpu_seconds"
-    recs = [r for r in records if r["config"].get("warm", True)]
+    recs = [r for r in records if set(r["config"]) == _MAIN_KEYS]  # the main grid, not its variants
     full = {(r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
             for r in recs if r["config"]["method"] == "full"}
     rows = []
@@ -276,3 +280,38 @@ def compare(a, b) -> dict:
     se = float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b)))
     verdict = "higher" if diff > 2 * se else "lower" if diff < -2 * se else "not resolved"
     return {"diff": diff, "se": se, "verdict": verdict, "n": (len(a), len(b))}
+
+
+#: variants of Retrieve beside the main grid: Retrieve without warm start (Fig. 7, App. G.1) and CORDS'
+#: choices D3/D4 (``cords_compatible``); each key is the extra config entry of the variant
+VARIANTS = {"no_warm": {"warm": False}, "cords_compatible": {"cords_compatible": True}}
+
+
+def variant_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS) -> list[dict]:
+    """Retrieve's variants (:data:`VARIANTS`) at every budget; the default Retrieve runs are the main grid's."""
+    _protocol(protocol)
+    return [{"protocol": protocol, "algorithm": a, "method": "retrieve", "fraction": f, **extra}
+            for a in algorithms for f in fractions for extra in VARIANTS.values()]
+
+
+def variant_rows(records, clock: str = "cpu_seconds") -> list[dict]:
+    """One row per (algorithm, fraction, seed, variant) -- "default" included -- with accuracy, time and the
+    Full run's accuracy and time for the same seed (None when it is missing)."""
+    full = {(r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"] for r in records
+            if set(r["config"]) == _MAIN_KEYS and r["config"]["method"] == "full"}
+    rows = []
+    for r in records:
+        c, m = r["config"], r["metrics"]
+        if c["method"] != "retrieve":
+            continue
+        extra = {key: v for key, v in c.items() if key not in _MAIN_KEYS}
+        names = [n for n, e in VARIANTS.items() if e == extra]
+        if extra and not names:
+            continue
+        f = full.get((c["protocol"], c["algorithm"], r["seed"]))
+        rows.append({"protocol": c["protocol"], "algorithm": c["algorithm"], "fraction": c["fraction"],
+                     "seed": r["seed"], "variant": names[0] if names else "default", "test_acc": m["test_acc"],
+                     "seconds": m[clock], "selection_seconds": m["selection_seconds" if clock == "seconds"
+                                                                 else "selection_cpu_seconds"],
+                     "full_acc": None if f is None else f["test_acc"], "full_seconds": None if f is None else f[clock]})
+    return rows
