@@ -1,0 +1,99 @@
+"""experiments.paper_c: the run schedule of Algorithm 1 (§3.4-3.5), Full-EarlyStop, the speed-up rows, the
+two-standard-error verdicts, and a quick-scale run's determinism and errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sslkit.experiments.paper_c import (PAPER_CLAIMS, PAPER_TABLES, PROTOCOLS, build_task, compare, full_earlystop,
+                                        run_schedule, tradeoff_grid, tradeoff_rows, tradeoff_run, variant_grid,
+                                        variant_rows)
+
+
+@pytest.mark.parametrize("protocol, m", [("paper_cifar10", 50000), ("paper_svhn", 73257), ("cpu", 10000)])
+@pytest.mark.parametrize("fraction", [0.1, 0.2, 0.3])
+def test_a_warm_coreset_run_takes_about_t_k_over_b_iterations(protocol, m, fraction):
+    p = PROTOCOLS[protocol]
+    T, B = p["epochs"], p["batch_size"]
+    s = run_schedule(protocol, "retrieve", fraction, m)
+    k = round(fraction * m)
+    assert s["k"] == k and s["warm_epochs"] == round(p["kappa"] * T * fraction)
+    assert s["epochs"] == s["warm_epochs"] + T - round(p["kappa"] * T)
+    ideal = T * math.ceil(k / B)
+    assert abs(s["total_steps"] - ideal) <= math.ceil(m / B)    # up to rounding T_w to whole epochs
+    full = run_schedule(protocol, "full", 1.0, m)
+    assert full["total_steps"] == T * math.ceil(m / B)
+    assert full["total_steps"] / s["total_steps"] == pytest.approx(1 / fraction, rel=0.05)
+    cold = run_schedule(protocol, "retrieve", fraction, m, warm=False)
+    assert cold["warm_epochs"] == 0 and cold["epochs"] == T and cold["total_steps"] == ideal
+
+
+def test_full_earlystop_reads_the_full_curve_at_a_time():
+    full = {"curve": [[10.0, 50.0, 5.0], [20.0, 60.0, 10.0], [30.0, 70.0, 15.0]]}
+    assert full_earlystop(full, 25.0) == 60.0 and full_earlystop(full, 30.0) == 70.0
+    assert full_earlystop(full, 5.0) == 50.0                       # not even one epoch: the first epoch's
+    assert full_earlystop(full, 10.0, clock="cpu_seconds") == 60.0
+
+
+def record(method, fraction, seed, acc, seconds, sel=0.0, **extra):
+    curve = [[seconds * (i + 1) / 4, acc - 4 + i, seconds * (i + 1) / 4] for i in range(4)]
+    return {"config": {"protocol": "quick", "algorithm": "vat", "method": method, "fraction": fraction, **extra},
+            "seed": seed, "metrics": {"test_acc": acc, "seconds": seconds, "cpu_seconds": seconds,
+                                      "selection_seconds": sel, "selection_cpu_seconds": sel, "curve": curve}}
+
+
+def test_tradeoff_rows_speedup_degradation_and_full_earlystop():
+    recs = [record("full", 1.0, 0, 90.0, 100.0), record("retrieve", 0.1, 0, 88.0, 20.0, sel=5.0),
+            record("random", 0.1, 1, 80.0, 10.0),  # its Full run (seed 1) is missing: left out
+            record("retrieve", 0.1, 0, 70.0, 20.0, warm=False)]  # a variant: not in the main figure
+    rows = {(r["method"], r["seed"]): r for r in tradeoff_rows(recs)}
+    assert set(rows) == {("full", 0), ("retrieve", 0), ("full_earlystop", 0)}
+    ret = rows["retrieve", 0]
+    assert ret["speedup"] == pytest.approx(5.0) and ret["speedup_no_selection"] == pytest.approx(100 / 15)
+    assert ret["degradation"] == pytest.approx(2.0)
+    assert rows["full_earlystop", 0]["test_acc"] == 86.0  # Full's curve: 25 s -> first point (86), 50 s ...
+    vrows = variant_rows(recs)
+    assert sorted(r["variant"] for r in vrows) == ["default", "no_warm"]
+    with pytest.raises(ValueError, match="clock"):
+        tradeoff_rows(recs, clock="hours")
+
+
+def test_compare_calls_a_difference_only_beyond_two_standard_errors():
+    assert compare([90, 91, 92], [80, 81, 82])["verdict"] == "higher"
+    assert compare([80, 81, 82], [90, 91, 92])["verdict"] == "lower"
+    assert compare([90, 92, 94], [91, 93, 95])["verdict"] == "not resolved"
+    c = compare([1.0, 3.0], [0.0, 0.0])
+    assert c["diff"] == 2.0 and c["se"] == pytest.approx(math.sqrt(2.0 / 2))
+    assert compare([1.0], [0.0, 1.0])["verdict"] == "not resolved"
+
+
+def test_grids_and_paper_numbers():
+    grid = tradeoff_grid("cpu")
+    assert grid[0]["method"] == "full" and len(grid) == 1 + 4 * 3
+    assert len(variant_grid("cpu")) == 2 * 3
+    assert PAPER_TABLES[("vat", "cifar10", "retrieve", 0.3)] == {"mean": 87.02, "std": 0.105, "hours": 10.27,
+                                                                 "tables": ("5", "8")}
+    assert len(PAPER_TABLES) == 60 and PAPER_CLAIMS[("fixmatch", "cifar10")] == {"speedup": 3.8, "degradation": 0.7}
+    with pytest.raises(ValueError, match="protocol"):
+        tradeoff_grid("imagenet")
+
+
+def test_a_quick_run_is_deterministic_and_bad_configs_are_refused():
+    torch.set_num_threads(1)
+    task = build_task("quick", 0)
+    a = tradeoff_run(protocol="quick", algorithm="vat", method="retrieve", fraction=0.1, seed=0, task=task)
+    b = tradeoff_run(protocol="quick", algorithm="vat", method="retrieve", fraction=0.1, seed=0, task=task)
+    assert a["test_acc"] == b["test_acc"] and [c[1] for c in a["curve"]] == [c[1] for c in b["curve"]]
+    sched = run_schedule("quick", "retrieve", 0.1, task["X_u"].shape[0])
+    assert a["iterations"] == sched["total_steps"] and a["epochs"] == sched["epochs"]
+    assert a["n_selections"] == len(range(sched["warm_epochs"], sched["epochs"], PROTOCOLS["quick"]["every"])) == 2
+    assert 0 < a["selection_seconds"] < a["seconds"]
+    with pytest.raises(ValueError, match="method"):
+        tradeoff_run(protocol="quick", algorithm="vat", method="glister", fraction=0.1, seed=0, task=task)
+    with pytest.raises(ValueError, match="algorithm"):
+        tradeoff_run(protocol="quick", algorithm="mixmatch", method="random", fraction=0.1, seed=0, task=task)
+    with pytest.raises(ValueError, match="fraction"):
+        tradeoff_run(protocol="quick", algorithm="vat", method="random", fraction=1.5, seed=0, task=task)
