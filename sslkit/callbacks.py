@@ -146,10 +146,10 @@ class CoresetSelection:
         try:
             with frozen_bn(model):
                 rows = []
-                n_lab = min(X_l.shape[0], self.chunk)
+                # one labeled row rides along (the losses need a labeled batch; only the unlabeled part is used)
                 for i in range(0, X_u.shape[0], self.chunk):
                     idx = torch.arange(i, min(i + self.chunk, X_u.shape[0]), device=X_u.device)
-                    batch = Batch(X_l[:n_lab], y_l[:n_lab], X_u[idx], idx, None, step=trainer.iteration,
+                    batch = Batch(X_l[:1], y_l[:1], X_u[idx], idx, None, step=trainer.iteration,
                                   epoch=trainer.epoch, update_state=False)
                     out = algo.loss(model, batch)
                     u = out.unlabeled
