@@ -12,7 +12,7 @@ unlabeled set every R epochs) and a wall-clock stop (paper C's Full-EarlyStop).
   loss (eq. 2); with ``Trainer(iterations_per_epoch="unlabeled")`` one epoch is ``|S| / batch`` iterations
   (§3.5);
 * the selection's wall-clock is part of the run's (it is a hook: ``trainer.timings_["hook:coreset"]`` and
-  ``timings_["total"]`` include it; CORDS never counts it, reference notes D6).
+  ``timings_["total"]`` include it; CORDS' ``train_ssl.py`` never adds it to its total time).
 
 Gradients (§3.4). For every unlabeled sample the algorithm's own per-sample unlabeled loss ``m_j l_u(x_j)``
 (the :class:`~sslkit.algorithms.UnlabeledLosses` of its :meth:`loss`, computed with

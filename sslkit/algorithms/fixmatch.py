@@ -2,7 +2,7 @@
 
 ``L = CE(f(weak(x_l)), y_l) + lambda_u * mean_{x in U-batch}( w(x) 1[max p(x) >= τ] CE(f(strong(x)), argmax p(x)) )``
 with ``p = softmax(f(weak(x)))`` detached (hard pseudo-labels; the mean is over the *whole* unlabeled
-batch, reference notes §6 item 4; ``w`` the per-sample weights of the batch, 1 by default). App. D.1: τ
+batch, as USB does; ``w`` the per-sample weights of the batch, 1 by default). App. D.1: τ
 swept over {0.8, 0.9, 0.95}, ``lambda_u = 1.0``.
 
 Views (:class:`sslkit.algorithms.views.Views`): ``augment="auto"`` picks by input shape, or name a

@@ -12,9 +12,9 @@ detached softmax of the weak view, ``ŷ = argmax p`` and τ the fixed threshold 
 * class-wise threshold with the convex mapping ``M(x) = x / (2 − x)`` (FlexMatch §3.4, USB's choice):
   ``T_c = τ · β_c / (2 − β_c)``;
 * loss: ``CE(f(weak(x_l)), y_l) + lambda_u · mean_{x in U-batch}(1[max p >= T_ŷ] · CE(f(strong(x)), ŷ))``,
-  the mean taken over the **whole** unlabeled batch (USB; reference notes §6 item 4).
+  the mean taken over the **whole** unlabeled batch (USB).
 
-Order within one step, as in USB's ``FlexMatchThresholdingHook`` (reference notes §4.2, §6 item 5): the
+Order within one step, as in USB's ``FlexMatchThresholdingHook`` : the
 mask uses the thresholds of the **previous** β; only **after** masking are ``selected_label_`` (for the
 batch samples with ``max p >= τ``, the fixed τ) and then β (``classwise_acc_``) updated.
 
@@ -23,7 +23,7 @@ start FlexMatch uses every pseudo-label** (USB/TorchSSL behaviour, TorchSSL issu
 β stays small while most unlabeled samples are still unused (``#unused`` dominates the normaliser), so
 thresholds rise gradually. A class that is never predicted confidently keeps β_c = 0, i.e. threshold 0.
 
-Labeled sets with missing classes (RDSS, Random or k-means at m = 40; reference notes §2.5, §6 item 9)
+Labeled sets with missing classes (RDSS, Random or k-means at m = 40)
 are harmless: β is computed from unlabeled predictions only, and its normaliser is never 0 (with the
 warm-up ``max(max σ, #unused) >= 1`` because ``Σσ + #unused = N_U``; without it β keeps its previous
 value until some sample is selected). Pass ``num_classes`` to the trainer when the labeled set may miss

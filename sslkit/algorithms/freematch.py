@@ -4,7 +4,7 @@ Learning"), as run by USB for paper B (RDSS) §7.2 / Table 1.
 With ``p = softmax(f(weak(x)))`` detached on the unlabeled batch of size μB, ``ŷ = argmax p`` and the EMA
 momentum ``m = ema_p`` (0.999), FreeMatch keeps three statistics, initialised (USB) to
 ``τ_t = 1/C``, ``p̃ = (1/C)·1`` and ``h̃ = (1/C)·1``, and updates them **before** masking, each step, from
-the current batch (reference notes §4.2, §6 item 5):
+the current batch (USB's ``FreeMatchThresholdingHook`` order):
 
 * self-adaptive global threshold: ``τ_t ← m τ_t + (1 − m) · mean_b max p_b`` (with ``use_quantile`` the
   0.8-quantile of ``max p`` instead of the mean; with ``clip_thresh`` τ_t is clipped to [0, 0.95]);
@@ -22,13 +22,13 @@ argmax, ``SumNorm(v) = v / Σ v`` and ``1/0 := 0``,
 through ``q̄`` only (``p̃``, ``h̃`` and ``h_s`` are statistics). The 1e-12 inside the log is USB's.
 
 Total loss: ``CE(f(weak(x_l)), y_l) + lambda_u · mean_{U-batch}(mask · CE(f(strong(x)), ŷ)) + lambda_e · L_f``
-(unsupervised mean over the **whole** unlabeled batch, reference notes §6 item 4).
+(unsupervised mean over the **whole** unlabeled batch, as USB).
 
 Defaults: ``lambda_e = 0.001`` is USB's ``ent_loss_ratio`` in ``freematch_cifar10_40_0.yaml`` (the
 CIFAR-10 @ 40 labels configuration paper B's Table 1 starts from); USB's command-line default is 0.01.
 ``ema_p = 0.999``, ``use_quantile = False``, ``clip_thresh = False`` as in that configuration.
 
-Labeled sets with missing classes (reference notes §2.5, §6 item 9) need nothing special: every statistic
+Labeled sets with missing classes (RDSS' small budgets) need nothing special: every statistic
 is computed on unlabeled predictions, the ``1/h`` terms map empty classes to 0 instead of inf, and the
 masked means use ``max(#masked, 1)`` so nothing divides by zero. The whole step is free of host
 synchronisation (the "nothing masked" case is handled arithmetically, not with a Python ``if``).

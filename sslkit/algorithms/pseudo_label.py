@@ -15,7 +15,7 @@ Implementation:
   because the teacher never changes (unless ``relabel_every`` is set);
 * afterwards the same model keeps training ("retrained") on
   ``CE(labeled) + lambda_u * mean_{x in U-batch}( mask(x) * CE(f(x), ŷ(x)) )`` -- the mean is over the
-  *whole* unlabeled batch, not over the confident samples (USB convention, reference notes §6 item 4).
+  *whole* unlabeled batch, not over the confident samples (USB's convention).
 
 ``relabel_every=r`` refreshes the teacher every r epochs after the warm-up (iterative self-training);
 None (default) labels once. ``warmup_epochs=0`` takes the initial model as teacher.

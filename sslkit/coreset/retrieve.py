@@ -32,7 +32,7 @@ Greedy variants (``greedy=``):
 * ``"rounds"``: ``r`` rounds (``rounds=``), each adds the ``k/r`` points of largest gain (sizes differ by at
   most one and sum to ``k``), then re-linearises once.
 
-``cords_compatible=True`` reproduces the official code's choices (reference notes §1.4, D3, D4) so their
+``cords_compatible=True`` reproduces the official code's choices (CORDS' ``RETRIEVEStrategy``: D3, D4 below) so their
 effect can be shown: the step is ``Z - eta sum_{j in S} G_j`` (no ``grad L_S`` term, no ``lam``, ``eta = lr``
 meant as the base learning rate), the gains are ``grad^T G_e`` (no factor), the first gain uses the correct
 CE gradient, and every later re-linearisation uses CORDS' malformed soft-target "CE"

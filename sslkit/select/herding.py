@@ -11,7 +11,7 @@ the paper. The official code drops it and still divides by n (defect B3): every 
 only, so it never repeats an index; GKH takes it over all points, so ``indices_`` may repeat (sampling
 with replacement; then ``m > n`` is allowed too).
 
-Implementation (reference notes §2.3): ``mu`` by upper-triangular tiles (:func:`kernel_row_sums`),
+Implementation: ``mu`` by upper-triangular tiles (:func:`kernel_row_sums`),
 then each step computes one kernel row ``k(x_{i*}, X)`` (one matrix-vector product) and a masked
 argmin. Memory ``O(n d + block_size^2)``; time ``O(n^2 d / 2 + m n d)``. On a CPU one kernel row costs a
 full read of the features (memory-bound: ~10 ms for n = 50 000, d = 512 on 2 cores), so by default

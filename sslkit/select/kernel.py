@@ -10,7 +10,7 @@ on it at all, ``k(x, x) = 1/sigma^2`` would not be 1, and the median heuristic t
 prescribes would be pointless. So ``sigma^2`` must sit inside the exponent. Of the two common
 conventions (``sigma^2`` or ``2 sigma^2`` in the denominator) we take the one the formula prints,
 ``sigma^2``. With this convention the official code's fixed ``gamma = 0.5``
-(``exp(-0.5 ||x-y||^2)``, defect B2 of the reference notes) is ``bandwidth = sqrt(2)``.
+(``exp(-0.5 ||x-y||^2)``, a defect of RDSS' official code) is ``bandwidth = sqrt(2)``.
 
 Computation
 -----------
