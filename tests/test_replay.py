@@ -1,0 +1,124 @@
+"""Nothing may change in the results (issue 9, section 4): rerun committed records and require identical metrics.
+
+For every committed results file ``notebooks/results/<name>/<scale>.jsonl``, a few of its records are rerun on
+the CPU from their stored config and seed (:func:`sslkit.experiments.replay.replay`, which knows the run
+function behind each file) and their metrics must equal the stored ones bit for bit (JSON values), except the
+wall-clock fields of ``TIMING_METRICS``. Which records: for each distinct value of the config fields in
+``PICK_BY`` (the fields that choose a code path: method, variant, selector, ...), the cheapest record by its
+stored ``seconds`` (ties: the smaller key). Every record's ``key`` must also still be the runner's key of its
+(config, seed, scale), so a resumed sweep recognises it.
+
+Records whose data is not on this machine are skipped, each with the reason, only when ``SSLKIT_DATA_DIR`` is
+unset (CI sets it); with it set, missing data fails. Replays never download (``SSLKIT_OFFLINE=1``).
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sslkit.data import DatasetNotFoundError
+from sslkit.experiments import load_results, run_key
+from sslkit.experiments.replay import NOT_REPLAYABLE, REPLAYERS, THREAD_COUNTS, comparable, file_id, replay
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = sorted((ROOT / "notebooks" / "results").glob("**/*.jsonl"))
+
+#: Per results file: the config fields whose every value gets its cheapest record replayed (() = the cheapest
+#: record of the file only).
+PICK_BY = {
+    "a_table1/paper": ("method",),
+    "a_table1_iter/paper": ("variant",),
+    "a_table2/paper": ("method",),
+    "a_table2_order/paper": ("order",),
+    "a_table2_supterm/paper": ("method",),
+    "a_ablations/paper": ("experiment", "nn"),
+    "a_fixmatch/paper": ("setting",),
+    "a_figure1/paper": ("dataset", "loss"),
+    "a_appendix_b/paper": ("dataset",),
+    "supervised_baseline/paper": ("dataset",),
+    "b_figure2/paper": ("distribution",),
+    "b_figure3/paper": ("selector",),
+    "b_table1/cpu_efficientnet": ("algorithm",),
+    "b_table4_proxy/paper": ("alpha",),
+    "b_table4_head/paper": (),
+    "b_table5/paper": ("part",),
+}
+
+
+def picked(records, fields):
+    """The cheapest record (stored seconds, then key) of each distinct value of ``fields``, in that order."""
+    best = {}
+    for rec in sorted(records, key=lambda r: (r["seconds"], r["key"])):
+        best.setdefault(json.dumps([rec["config"].get(f) for f in fields]), rec)
+    return list(best.values())
+
+
+def _cases():
+    for path in RESULTS:
+        name = file_id(path)
+        if name in NOT_REPLAYABLE:
+            yield pytest.param(path, None, id=f"{name}[not replayable]",
+                               marks=pytest.mark.skip(reason=f"{name} cannot be replayed: {NOT_REPLAYABLE[name]}"))
+            continue
+        for rec in picked(load_results(path), PICK_BY.get(name, ())):
+            label = ",".join(f"{rec['config'].get(f)}" for f in PICK_BY.get(name, ())) or "cheapest"
+            yield pytest.param(path, rec, id=f"{name}[{label}]-seed{rec['seed']}")
+
+
+def test_every_results_file_has_a_replayer_and_a_pick_rule():
+    names = {file_id(p) for p in RESULTS}
+    assert names, "no committed results file found under notebooks/results/"
+    assert names == set(REPLAYERS), (f"results files without a replayer: {sorted(names - set(REPLAYERS))}; "
+                                     f"replayers without a results file: {sorted(set(REPLAYERS) - names)}")
+    assert names == set(PICK_BY), f"PICK_BY differs from the results files: {sorted(names ^ set(PICK_BY))}"
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=file_id)
+def test_every_record_keeps_its_run_key(path):
+    records = load_results(path)
+    changed = [r["key"] for r in records if run_key(r["config"], r["seed"], r["scale"]) != r["key"]]
+    assert not changed, f"{len(changed)} of {len(records)} records no longer have their run key: {changed[:5]}"
+    keys = [r["key"] for r in records]
+    assert len(set(keys)) == len(keys), "the same run is recorded twice"
+
+
+def _same(a, b) -> bool:
+    """The same JSON text: bit-for-bit equal floats, 1 and 1.0 differ, NaN equals NaN."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    monkeypatch.setenv("SSLKIT_OFFLINE", "1")
+
+
+def _diff(old, new) -> dict:
+    """``{metric: (stored, replayed)}`` of the compared metrics that differ."""
+    old, new = comparable(old), comparable(new)
+    return {k: (old[k], new.get(k, "<missing>")) for k in old if not _same(old[k], new.get(k))}
+
+
+@pytest.mark.parametrize(("path", "record"), list(_cases()))
+def test_replay_gives_identical_metrics(path, record, offline):
+    tried = {}
+    for threads in THREAD_COUNTS:
+        try:
+            new = replay(path, record, threads=threads)
+        except DatasetNotFoundError as err:
+            if os.environ.get("SSLKIT_DATA_DIR"):
+                raise
+            pytest.skip(f"needs real data and SSLKIT_DATA_DIR is unset: {str(err).splitlines()[0]}")
+        except ModuleNotFoundError as err:
+            if (err.name or "").startswith("sslkit"):
+                raise
+            pytest.skip(f"needs the optional package {err.name!r}, not installed here")
+        assert set(new) == set(record["metrics"]), (
+            f"metric names changed: lost {sorted(set(record['metrics']) - set(new))}, "
+            f"new {sorted(set(new) - set(record['metrics']))}")
+        tried[threads] = _diff(record["metrics"], new)
+        if not tried[threads]:
+            return
+    pytest.fail(f"{file_id(path)} key {record['key']} (config {record['config']}, seed {record['seed']}; recorded "
+                f"on {record['hardware']}): metrics differ under every thread count, (stored, now): {tried}")
