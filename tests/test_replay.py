@@ -5,7 +5,8 @@ the CPU from their stored config and seed (:func:`sslkit.experiments.replay.repl
 function behind each file) and their metrics must equal the stored ones bit for bit (JSON values), except the
 wall-clock fields of ``TIMING_METRICS``. Which records: for each distinct value of the config fields in
 ``PICK_BY`` (the fields that choose a code path: method, variant, selector, ...), the cheapest record by its
-stored ``seconds`` (ties: the smaller key). Every record's ``key`` must also still be the runner's key of its
+stored ``seconds`` (ties: the smaller key). ``KNOWN_DRIFT`` lists the few metrics that changed in their last bits
+since their records were written, with the reason. Every record's ``key`` must also still be the runner's key of its
 (config, seed, scale), so a resumed sweep recognises it.
 
 Records whose data is not on this machine are skipped, each with the reason, only when ``SSLKIT_DATA_DIR`` is
@@ -13,6 +14,7 @@ unset (CI sets it); with it set, missing data fails. Replays never download (``S
 """
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -47,6 +49,21 @@ PICK_BY = {
 }
 
 
+#: Metrics that no longer replay bit for bit on main, each with why: they are held to ``DRIFT_TOLERANCE`` until
+#: their file is regenerated (then delete the entry). Every other metric of these files is still compared exactly.
+_KERNEL_SUMS = (
+    "commit d6e6044 (GKHR: BLAS tile sums) changed the summation order of the Gaussian-kernel sums "
+    "after these records were written; the last 1-3 bits of every alpha-MMD^2 / MMD^2 moved (relative "
+    "change about 1e-14), the selections did not"
+)
+KNOWN_DRIFT = {
+    "b_figure2/paper": ({"D", "D1", "D2"}, _KERNEL_SUMS),
+    "b_figure3/paper": ({"alpha_mmd2", "mmd2"}, _KERNEL_SUMS),
+    "b_table4_proxy/paper": ({"alpha_mmd2", "alpha_mmd2_rdss", "mmd2"}, _KERNEL_SUMS),
+}
+DRIFT_TOLERANCE = {"rel_tol": 1e-9, "abs_tol": 1e-12}
+
+
 def picked(records, fields):
     """The cheapest record (stored seconds, then key) of each distinct value of ``fields``, in that order."""
     best = {}
@@ -59,8 +76,12 @@ def _cases():
     for path in RESULTS:
         name = file_id(path)
         if name in NOT_REPLAYABLE:
-            yield pytest.param(path, None, id=f"{name}[not replayable]",
-                               marks=pytest.mark.skip(reason=f"{name} cannot be replayed: {NOT_REPLAYABLE[name]}"))
+            yield pytest.param(
+                path,
+                None,
+                id=f"{name}[not replayable]",
+                marks=pytest.mark.skip(reason=f"{name} cannot be replayed: {NOT_REPLAYABLE[name]}"),
+            )
             continue
         for rec in picked(load_results(path), PICK_BY.get(name, ())):
             label = ",".join(f"{rec['config'].get(f)}" for f in PICK_BY.get(name, ())) or "cheapest"
@@ -70,8 +91,10 @@ def _cases():
 def test_every_results_file_has_a_replayer_and_a_pick_rule():
     names = {file_id(p) for p in RESULTS}
     assert names, "no committed results file found under notebooks/results/"
-    assert names == set(REPLAYERS), (f"results files without a replayer: {sorted(names - set(REPLAYERS))}; "
-                                     f"replayers without a results file: {sorted(set(REPLAYERS) - names)}")
+    assert names == set(REPLAYERS), (
+        f"results files without a replayer: {sorted(names - set(REPLAYERS))}; "
+        f"replayers without a results file: {sorted(set(REPLAYERS) - names)}"
+    )
     assert names == set(PICK_BY), f"PICK_BY differs from the results files: {sorted(names ^ set(PICK_BY))}"
 
 
@@ -94,10 +117,19 @@ def offline(monkeypatch):
     monkeypatch.setenv("SSLKIT_OFFLINE", "1")
 
 
-def _diff(old, new) -> dict:
-    """``{metric: (stored, replayed)}`` of the compared metrics that differ."""
+def _diff(old, new, drifted=()) -> dict:
+    """``{metric: (stored, replayed)}`` of the compared metrics that differ (``drifted`` ones: beyond
+    ``DRIFT_TOLERANCE``)."""
     old, new = comparable(old), comparable(new)
-    return {k: (old[k], new.get(k, "<missing>")) for k in old if not _same(old[k], new.get(k))}
+
+    def close(a, b):
+        return isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, **DRIFT_TOLERANCE)
+
+    return {
+        k: (old[k], new.get(k, "<missing>"))
+        for k in old
+        if not (_same(old[k], new.get(k)) or (k in drifted and close(old[k], new.get(k))))
+    }
 
 
 @pytest.mark.parametrize(("path", "record"), list(_cases()))
@@ -116,9 +148,12 @@ def test_replay_gives_identical_metrics(path, record, offline):
             pytest.skip(f"needs the optional package {err.name!r}, not installed here")
         assert set(new) == set(record["metrics"]), (
             f"metric names changed: lost {sorted(set(record['metrics']) - set(new))}, "
-            f"new {sorted(set(new) - set(record['metrics']))}")
-        tried[threads] = _diff(record["metrics"], new)
+            f"new {sorted(set(new) - set(record['metrics']))}"
+        )
+        tried[threads] = _diff(record["metrics"], new, KNOWN_DRIFT.get(file_id(path), ((),))[0])
         if not tried[threads]:
             return
-    pytest.fail(f"{file_id(path)} key {record['key']} (config {record['config']}, seed {record['seed']}; recorded "
-                f"on {record['hardware']}): metrics differ under every thread count, (stored, now): {tried}")
+    pytest.fail(
+        f"{file_id(path)} key {record['key']} (config {record['config']}, seed {record['seed']}; recorded "
+        f"on {record['hardware']}): metrics differ under every thread count, (stored, now): {tried}"
+    )

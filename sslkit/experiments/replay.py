@@ -38,8 +38,7 @@ def _paper_a_run_one(config, seed, scale):
     from . import paper_a
 
     c = config
-    return paper_a.run_one(c["dataset"], c["setting"], c["method"], seed, scale=scale, device=DEVICE,
-                           hyper=c["hyper"])
+    return paper_a.run_one(c["dataset"], c["setting"], c["method"], seed, scale=scale, device=DEVICE, hyper=c["hyper"])
 
 
 def _paper_a_iter(config, seed, scale):
@@ -60,8 +59,9 @@ def _paper_a_supterm(config, seed, scale):
     from . import paper_a
 
     c = config
-    return paper_a.run_supervised_term_variant(c["dataset"], c["setting"], c["method"], c["hyper"], c["term"], seed,
-                                               scale=scale, device=DEVICE)
+    return paper_a.run_supervised_term_variant(
+        c["dataset"], c["setting"], c["method"], c["hyper"], c["term"], seed, scale=scale, device=DEVICE
+    )
 
 
 def _paper_a_appendix(config, seed, scale):
@@ -97,8 +97,9 @@ def _a_figure1(config, seed, scale):
 
     c = config
     samplers = {(c["dataset"], c["loss"]): _figure1_sampler(c["dataset"], c["loss"], seed, _threads())}
-    return figure1_cell(samplers, c["dataset"], c["loss"], c["theta1"], c["n_unlabeled"], trials=_TRIALS[scale],
-                        seed=seed)
+    return figure1_cell(
+        samplers, c["dataset"], c["loss"], c["theta1"], c["n_unlabeled"], trials=_TRIALS[scale], seed=seed
+    )
 
 
 # --- paper A: notebook a_appendix_b (its cells "digits_0_to_6" and "The grid") ---------------------------------
@@ -132,8 +133,16 @@ def _a_appendix_b(config, seed, scale):
     dataset, prior, n_unlabeled = config["dataset"], config["prior"], config["n_unlabeled"]
     classes, sampler, accuracy = _appendix_b_sampler(dataset, seed, _threads())
     theta = to_class_order(dataset, classes, APPENDIX_B_PRIORS[prior])
-    out = comparison_cell(sampler, "ce", theta, APPENDIX_B_N_PER_CLASS, n_unlabeled, trials=_TRIALS[scale],
-                          seed=cell_seed(seed, "appendix-b", dataset, prior, n_unlabeled), pnu=False)
+    out = comparison_cell(
+        sampler,
+        "ce",
+        theta,
+        APPENDIX_B_N_PER_CLASS,
+        n_unlabeled,
+        trials=_TRIALS[scale],
+        seed=cell_seed(seed, "appendix-b", dataset, prior, n_unlabeled),
+        pnu=False,
+    )
     return {**out, "pool_accuracy": accuracy}
 
 
@@ -162,12 +171,25 @@ def _supervised_baseline(config, seed, scale):
     train_rows = np.concatenate([split.labeled, split.unlabeled])
     _, X_l, X_val, X_test = standardize(ds.X[train_rows], ds.X[split.labeled], ds.X[split.val], ds.X[split.test])
     model = MLP(ds.X.shape[1], 2, hidden=PAPER_A_MLP_HIDDEN[dataset], dropout=0.2)
-    trainer = Trainer(model, Supervised(), device=DEVICE, optimizer="adam", lr=1e-3, weight_decay=1e-4,
-                      epochs=200, batch_size=64, early_stopping=EarlyStopping(patience=20, min_delta=1e-4),
-                      seed=seed, progress=False)
+    trainer = Trainer(
+        model,
+        Supervised(),
+        device=DEVICE,
+        optimizer="adam",
+        lr=1e-3,
+        weight_decay=1e-4,
+        epochs=200,
+        batch_size=64,
+        early_stopping=EarlyStopping(patience=20, min_delta=1e-4),
+        seed=seed,
+        progress=False,
+    )
     trainer.fit(X_l, ds.y[split.labeled], X_val=X_val, y_val=ds.y[split.val])
-    return {"test_acc": 100 * trainer.score(X_test, ds.y[split.test]), "best_epoch": trainer.best_epoch_,
-            "epochs": trainer.epochs_run_}
+    return {
+        "test_acc": 100 * trainer.score(X_test, ds.y[split.test]),
+        "best_epoch": trainer.best_epoch_,
+        "epochs": trainer.epochs_run_,
+    }
 
 
 # --- paper B: notebooks b_figure2, b_figure3, b_table1, b_table4, b_table5 ---------------------------------------
@@ -187,16 +209,27 @@ def _b_figure3(config, seed, scale):
 
 #: b_table1's ``QUICK_DATA`` (the CPU head protocol); the committed cpu_efficientnet run is its cifar10 row with
 #: ``cifar_extractor = "efficientnet_lite0"``.
-_B_TABLE1_HEAD_DATA = {"mnist": {"n_pool": 4000, "n_test": 2000, "variant": None},
-                       "cifar10": {"n_pool": None, "n_test": None, "variant": "lossless"}}
+_B_TABLE1_HEAD_DATA = {
+    "mnist": {"n_pool": 4000, "n_test": 2000, "variant": None},
+    "cifar10": {"n_pool": None, "n_test": None, "variant": "lossless"},
+}
 
 
 def _b_table1_head(config, seed, scale):
     from .paper_b_ssl import table1_run
 
     c = config
-    return table1_run(c["dataset"], c["selector"], c["algorithm"], c["m"], seed, protocol="head",
-                      extractor=c["extractor"], device=DEVICE, **_B_TABLE1_HEAD_DATA[c["dataset"]])
+    return table1_run(
+        c["dataset"],
+        c["selector"],
+        c["algorithm"],
+        c["m"],
+        seed,
+        protocol="head",
+        extractor=c["extractor"],
+        device=DEVICE,
+        **_B_TABLE1_HEAD_DATA[c["dataset"]],
+    )
 
 
 def _b_table4_proxy(config, seed, scale):
@@ -208,16 +241,18 @@ def _b_table4_proxy(config, seed, scale):
 #: b_table4's ``HEAD`` data (Part 1b) per scale.
 _B_TABLE4_HEAD_DATA = {
     "quick": dict(dataset="mnist", extractor="pixels_pca", pca_dim=50, n_pool=4000, n_test=2000, variant=None),
-    "paper": dict(dataset="cifar10", extractor="efficientnet_lite0", pca_dim=50, n_pool=None, n_test=None,
-                  variant="lossless"),
+    "paper": dict(
+        dataset="cifar10", extractor="efficientnet_lite0", pca_dim=50, n_pool=None, n_test=None, variant="lossless"
+    ),
 }
 
 
 def _b_table4_head(config, seed, scale):
     from .paper_b import table4_ssl_run
 
-    return table4_ssl_run(config["alpha"], config["m"], seed, protocol="head", device=DEVICE,
-                          **_B_TABLE4_HEAD_DATA[scale])
+    return table4_ssl_run(
+        config["alpha"], config["m"], seed, protocol="head", device=DEVICE, **_B_TABLE4_HEAD_DATA[scale]
+    )
 
 
 @functools.cache
@@ -254,7 +289,8 @@ NOT_REPLAYABLE = {
         "its run_one builds the MLP before Trainer.fit seeds the RNGs, so a record's initial weights come from the "
         "global torch RNG as the sweep's previous run left it (the first run's from torch's random per-process "
         "seed); rerun alone, a record starts from other weights. Fix: seed_everything(seed) before building the "
-        "model (as paper_a.fit_task does) in the notebook and here, then regenerate the file"),
+        "model (as paper_a.fit_task does) in the notebook and here, then regenerate the file"
+    ),
 }
 
 #: ``"<name>/<scale>"`` of every committed results file -> ``fn(config, seed, scale) -> metrics``.
@@ -295,8 +331,9 @@ def replay(results_path, record: Mapping, *, threads: int = 1) -> dict:
     timing fields included."""
     name = file_id(results_path)
     if name not in REPLAYERS:
-        raise KeyError(f"no replayer for {name!r}: add the run function that writes it to "
-                       "sslkit.experiments.replay.REPLAYERS")
+        raise KeyError(
+            f"no replayer for {name!r}: add the run function that writes it to sslkit.experiments.replay.REPLAYERS"
+        )
     import torch
 
     before = torch.get_num_threads()
