@@ -5,12 +5,15 @@ Every committed results file ``notebooks/results/<name>/<scale>.jsonl`` (written
 ``run_grid(fn, grid, path, seeds=...)``. :data:`REPLAYERS` maps each file, by ``"<name>/<scale>"``, to that
 function, called exactly as its notebook calls it (``device="cpu"``). :func:`replay` reruns a record and
 returns its metrics as they would be stored (JSON values); ``tests/test_replay.py`` requires them to equal the
-committed ones bit for bit, except the wall-clock fields of :data:`TIMING_METRICS`.
+committed ones bit for bit (except the wall-clock fields of :data:`TIMING_METRICS`, and the drifts it lists) under
+one of :data:`THREAD_COUNTS`.
 
 Where a notebook builds state before its grid (a trained classifier g, a feature matrix), the replayer
 rebuilds it the same way, once per process and thread count (``functools.cache``; the thread count is part of
-the key because it can change the last bits of that state). A new committed results file needs an entry
-here, next to the notebook cell that writes it.
+the key because it can change the last bits of that state). The EfficientNet-Lite0 features of the CIFAR-10
+subset (b_table1, b_table4 head, b_table5 defects) come from :func:`sslkit.features.extract_features` and its
+on-disk cache, as in the notebooks: the first replay extracts them (a few minutes on 2 CPU cores). A new
+committed results file needs an entry here, next to the notebook cell that writes it.
 """
 
 from __future__ import annotations
