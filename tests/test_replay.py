@@ -5,7 +5,7 @@ the CPU from their stored config and seed (:func:`sslkit.experiments.replay.repl
 function behind each file), and their metrics must equal the stored ones bit for bit (the same JSON text), except
 the wall-clock fields (``replay.TIMING_METRICS``) and the few metrics of ``KNOWN_DRIFT``, whose last bits moved
 since they were written (each with its reason and a tolerance). A record must match under one of
-``replay.THREAD_COUNTS`` (the torch thread count changes last bits and is not recorded). Which records: for each
+``replay.thread_counts(path)`` (the torch thread count changes last bits and is not recorded). Which records: for each
 distinct value of the config fields in ``PICK_BY`` (the fields that choose a code path: method, variant,
 selector, ...), the cheapest record by its stored ``seconds`` (ties: the smaller key). Files that cannot be
 replayed record by record (``replay.NOT_REPLAYABLE``) are skipped, saying why. Every record's ``key`` must still
@@ -24,7 +24,7 @@ import pytest
 
 from sslkit.data import DatasetNotFoundError
 from sslkit.experiments import load_results, run_key
-from sslkit.experiments.replay import NOT_REPLAYABLE, REPLAYERS, THREAD_COUNTS, comparable, file_id, replay
+from sslkit.experiments.replay import NOT_REPLAYABLE, REPLAYERS, comparable, file_id, replay, thread_counts
 from sslkit.experiments.runner import RECORD_FIELDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,7 +142,7 @@ def _diff(old, new, drifted=(), rel_tol=0.0) -> dict:
 @pytest.mark.parametrize(("path", "record"), list(_cases()))
 def test_replay_gives_identical_metrics(path, record, offline):
     tried = {}
-    for threads in THREAD_COUNTS:
+    for threads in thread_counts(path):
         try:
             new = replay(path, record, threads=threads)
         except DatasetNotFoundError as err:

@@ -28,10 +28,17 @@ TIMING_METRICS = frozenset({"seconds", "select_seconds", "train_seconds", "gkh_s
 
 DEVICE = "cpu"
 
-#: torch intra-op thread counts the committed sweeps ran with. Some CPU kernels (matrix products, reductions) sum
-#: in an order that depends on the thread count, and so do the last bits of their results; the records do not
-#: say which count made them (some files hold both), so a replay may be tried under each.
+#: torch intra-op thread counts the committed sweeps ran with, in the order a replay tries them. Some CPU kernels
+#: (matrix products, reductions) sum in an order that depends on the thread count, and so do the last bits of their
+#: results; the records do not say which count made them (a_appendix_b holds both), so a replay may try each.
 THREAD_COUNTS = (1, 2)
+#: Files made with 2 threads (measured): tried in that order first, so no replay is run twice for nothing.
+_TWO_THREADS_FIRST = ("b_table1/cpu_efficientnet",)
+
+
+def thread_counts(results_path) -> tuple:
+    """:data:`THREAD_COUNTS` in the order to try them for ``results_path``."""
+    return tuple(sorted(THREAD_COUNTS, reverse=True)) if file_id(results_path) in _TWO_THREADS_FIRST else THREAD_COUNTS
 
 
 # --- paper A: notebooks a_table1, a_table2, a_ablations, a_fixmatch --------------------------------------------
