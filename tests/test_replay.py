@@ -49,6 +49,8 @@ PICK_BY = {
     "b_table4_proxy/paper": ("alpha",),
     "b_table4_head/paper": (),
     "b_table5/paper": ("part",),
+    "c_tradeoff/cpu": (),  # the cheapest run (a Random coreset run, ~30 s); a Full run takes minutes
+    "c_variants/cpu": (),  # the cheapest Retrieve variant (selection from the model's gradients)
 }
 
 

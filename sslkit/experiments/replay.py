@@ -24,7 +24,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 #: Metrics that are wall-clock times: they differ from run to run and are not compared.
-TIMING_METRICS = frozenset({"seconds", "select_seconds", "train_seconds", "gkh_seconds", "gkhr_seconds"})
+TIMING_METRICS = frozenset({"seconds", "select_seconds", "train_seconds", "gkh_seconds", "gkhr_seconds",
+                            "cpu_seconds", "selection_seconds", "selection_cpu_seconds"})
+#: Metrics that are lists of ``[wall-clock, value, CPU time]`` points (paper C's per-epoch curves): only the
+#: values are compared.
+CURVE_METRICS = frozenset({"curve"})
 
 DEVICE = "cpu"
 
@@ -159,47 +163,10 @@ def _a_appendix_b(config, seed, scale):
 # --- paper A: notebook supervised_baseline (its cell "One run") -------------------------------------------------
 
 
-@functools.cache
-def _baseline_dataset(name):
-    from sslkit.data import binary_task, load_dataset
-
-    ds = load_dataset(name)
-    return binary_task(ds, 1, 0) if name == "banknote" else ds
-
-
 def _supervised_baseline(config, seed, scale):
-    import numpy as np
+    from sslkit.experiments.paper_a import supervised_baseline_run
 
-    from sslkit.algorithms import Supervised
-    from sslkit.data import make_split, standardize
-    from sslkit.engine import EarlyStopping, Trainer
-    from sslkit.models import MLP, PAPER_A_MLP_HIDDEN
-
-    dataset, n1, n2 = config["dataset"], config["n1"], config["n2"]
-    ds = _baseline_dataset(dataset)
-    split = make_split(ds.y, [n1, n2], n_val=60, n_test=int(0.3 * len(ds.y)), seed=seed)
-    train_rows = np.concatenate([split.labeled, split.unlabeled])
-    _, X_l, X_val, X_test = standardize(ds.X[train_rows], ds.X[split.labeled], ds.X[split.val], ds.X[split.test])
-    model = MLP(ds.X.shape[1], 2, hidden=PAPER_A_MLP_HIDDEN[dataset], dropout=0.2)
-    trainer = Trainer(
-        model,
-        Supervised(),
-        device=DEVICE,
-        optimizer="adam",
-        lr=1e-3,
-        weight_decay=1e-4,
-        epochs=200,
-        batch_size=64,
-        early_stopping=EarlyStopping(patience=20, min_delta=1e-4),
-        seed=seed,
-        progress=False,
-    )
-    trainer.fit(X_l, ds.y[split.labeled], X_val=X_val, y_val=ds.y[split.val])
-    return {
-        "test_acc": 100 * trainer.score(X_test, ds.y[split.test]),
-        "best_epoch": trainer.best_epoch_,
-        "epochs": trainer.epochs_run_,
-    }
+    return supervised_baseline_run(config["dataset"], config["n1"], config["n2"], seed, device=DEVICE)
 
 
 # --- paper B: notebooks b_figure2, b_figure3, b_table1, b_table4, b_table5 ---------------------------------------
@@ -294,14 +261,16 @@ def _b_table5(config, seed, scale):
 
 
 #: Results files whose records cannot be rerun one at a time, and why (the replay test skips them, saying so).
-NOT_REPLAYABLE = {
-    "supervised_baseline/paper": (
-        "its run_one builds the MLP before Trainer.fit seeds the RNGs, so a record's initial weights come from the "
-        "global torch RNG as the sweep's previous run left it (the first run's from torch's random per-process "
-        "seed); rerun alone, a record starts from other weights. Fix: seed_everything(seed) before building the "
-        "model (as paper_a.fit_task does) in the notebook and here, then regenerate the file"
-    ),
-}
+# --- paper C: notebooks c_tradeoff, c_variants --------------------------------------------------------------
+
+
+def _c_tradeoff(config, seed, scale):
+    from sslkit.experiments.paper_c import tradeoff_run
+
+    return tradeoff_run(**config, seed=seed, device=DEVICE)
+
+
+NOT_REPLAYABLE: dict[str, str] = {}
 
 #: ``"<name>/<scale>"`` of every committed results file -> ``fn(config, seed, scale) -> metrics``.
 REPLAYERS: dict[str, Callable[[dict, int, str], dict]] = {
@@ -321,6 +290,8 @@ REPLAYERS: dict[str, Callable[[dict, int, str], dict]] = {
     "b_table4_proxy/paper": _b_table4_proxy,  # b_table4: paper_b.table4_proxy_run
     "b_table4_head/paper": _b_table4_head,  # b_table4: paper_b.table4_ssl_run, head protocol
     "b_table5/paper": _b_table5,  # b_table5: paper_b_ssl.table5_timing_run / defects_run
+    "c_tradeoff/cpu": _c_tradeoff,  # c_tradeoff: paper_c.tradeoff_run (one thread)
+    "c_variants/cpu": _c_tradeoff,  # c_variants: paper_c.tradeoff_run (one thread)
 }
 
 
@@ -331,8 +302,9 @@ def file_id(results_path) -> str:
 
 
 def comparable(metrics: Mapping) -> dict:
-    """``metrics`` without the wall-clock fields of :data:`TIMING_METRICS`."""
-    return {k: v for k, v in metrics.items() if k not in TIMING_METRICS}
+    """``metrics`` without the wall-clock fields of :data:`TIMING_METRICS`; curves reduced to their values."""
+    return {k: ([point[1] for point in v] if k in CURVE_METRICS else v) for k, v in metrics.items()
+            if k not in TIMING_METRICS}
 
 
 def replay(results_path, record: Mapping, *, threads: int = 1) -> dict:
