@@ -128,7 +128,7 @@ def test_one_step_is_the_functional_sgd_step_and_labeled_loss_uses_it():
             p -= 0.3 * p.grad
     assert torch.allclose(theta["weight"], ref.weight) and torch.allclose(theta["bias"], ref.bias)
     assert float(labeled_loss_at(model, theta, batch.x_l, batch.y_l).detach()) == \
-        pytest.approx(float(F.cross_entropy(ref(batch.x_l), batch.y_l)), rel=1e-6)
+        pytest.approx(float(F.cross_entropy(ref(batch.x_l), batch.y_l).detach()), rel=1e-6)
     assert theta["weight"].requires_grad and theta["weight"].grad_fn is not None  # differentiable
 
 
