@@ -164,11 +164,11 @@ def test_ds3l_meta_network_receives_a_nonzero_gradient():
 def test_ds3l_one_outer_step_lowers_the_labeled_loss_after_the_inner_step():
     model, batch, algo = ds3l_setup()
     theta0 = copy.deepcopy(model.state_dict())
-    before = float(meta_loss(algo, model, batch))
+    before = float(meta_loss(algo, model, batch).detach())
     out = algo.loss(model, batch)                        # one meta-network step (the model is not stepped)
     assert float(out.logs["meta_loss"]) == pytest.approx(before, rel=1e-6)
     assert all(torch.equal(v, model.state_dict()[k]) for k, v in theta0.items())
-    after = float(meta_loss(algo, model, batch))
+    after = float(meta_loss(algo, model, batch).detach())
     assert after < before
     # the returned loss uses the updated meta-network's normalised weights
     w = algo.weights_
