@@ -37,13 +37,22 @@ import time
 import torch
 
 from sslkit._checks import check_count, check_seed
-from sslkit.algorithms.base import Batch, Hook, forward, frozen_bn
-from sslkit.coreset import Craig, GradMatch, RandomCoreset, Retrieve, last_layer_gradients, logit_gradients
+from sslkit.algorithms.base import Batch, Hook, eval_logits, forward, frozen_bn
+from sslkit.coreset import (
+    BayesianCoreset,
+    Craig,
+    Crust,
+    GradMatch,
+    RandomCoreset,
+    Retrieve,
+    last_layer_gradients,
+    logit_gradients,
+)
 
 __all__ = ["CoresetSelection", "STRATEGIES", "WallClockStop", "warm_start_epochs"]
 
 #: selection strategies of paper C's traditional-SSL experiments
-STRATEGIES = ("random", "retrieve", "craig", "gradmatch")
+STRATEGIES = ("random", "retrieve", "craig", "gradmatch", "crust", "bayesian")
 GRADIENTS = ("bias", "bias_weight")
 MODES = ("eval", "train")
 
@@ -65,7 +74,10 @@ class CoresetSelection:
     batch_size=50, seed=0, **strategy_options)``; register ``cb.hooks()`` with the trainer (or pass
     ``hooks=cb.hooks()``) and train with ``iterations_per_epoch="unlabeled"``.
 
-    * ``strategy``: "random", "retrieve", "craig" (per-batch) or "gradmatch" (per-batch); ``k``: coreset
+    * ``strategy``: "random", "retrieve", "craig" (per-batch), "gradmatch" (per-batch), "crust" (per
+      pseudo-class facility location, :class:`~sslkit.coreset.Crust`, with :meth:`pseudo_labels`; train
+      with :class:`~sslkit.algorithms.CrustMixup`) or "bayesian" (GIGA,
+      :class:`~sslkit.coreset.BayesianCoreset`; paper C Figure 5); ``k``: coreset
       size; ``batch_size``: the mini-batch size of the per-batch variants (the unlabeled batch size);
       ``strategy_options``: passed to :class:`~sslkit.coreset.Retrieve` (``greedy``, ``epsilon``,
       ``cords_compatible``...) or :class:`~sslkit.coreset.GradMatch` (``lam``...).
@@ -118,7 +130,13 @@ class CoresetSelection:
         else:
             G, Z_l, y_l, H_l = self.gradients_at(trainer)
             t_strategy = time.perf_counter()
-            chosen = self._strategy(trainer).fit(*((G, Z_l, y_l, H_l) if self.strategy == "retrieve" else (G,)))
+            if self.strategy == "retrieve":
+                args = (G, Z_l, y_l, H_l)
+            elif self.strategy == "crust":
+                args = (G, self.pseudo_labels(trainer))
+            else:
+                args = (G,)
+            chosen = self._strategy(trainer).fit(*args)
         strategy_seconds = time.perf_counter() - t_strategy
         sampler.restrict(chosen.indices_, chosen.weights_)
         self.selections_.append({"epoch": trainer.epoch, "indices": chosen.indices_.clone(),
@@ -134,7 +152,16 @@ class CoresetSelection:
                             **self.options)
         if self.strategy == "craig":
             return Craig(self.k, batch_size=self.batch_size)
+        if self.strategy == "crust":
+            return Crust(self.k)
+        if self.strategy == "bayesian":
+            return BayesianCoreset(self.k)
         return GradMatch(self.k, batch_size=self.batch_size, seed=self.seed + len(self.selections_), **self.options)
+
+    def pseudo_labels(self, trainer) -> torch.Tensor:
+        """CRUST's hypothesized labels: ``argmax`` of the current model's logits on the unlabeled pool (eval
+        mode: dropout off, BatchNorm running statistics; int64, pool order)."""
+        return eval_logits(trainer.model, trainer.data_["X_u"], chunk=self.chunk).argmax(dim=1)
 
     def gradients_at(self, trainer):
         """``(G, Z_l, y_l, H_l)`` at the current model: per-sample last-layer gradients of the unlabeled

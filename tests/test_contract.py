@@ -19,6 +19,9 @@ from sslkit.algorithms import (
     VAT,
     Batch,
     FitContext,
+    DS3L,
+    L2RW,
+    CrustMixup,
     FixMatch,
     FlexMatch,
     FreeMatch,
@@ -48,6 +51,9 @@ FACTORIES = {
     "flexmatch": lambda: FlexMatch(0.0),
     "freematch": lambda: FreeMatch(),
     "mean_teacher": lambda: MeanTeacher(rampup=0.0),
+    "l2rw": lambda: L2RW(VAT(1.0), inner_lr=0.1),
+    "ds3l": lambda: DS3L(VAT(1.0), inner_lr=0.1, hidden=8),
+    "crust": lambda: CrustMixup(VAT(1.0)),
 }
 #: methods whose loss does not depend on the unlabeled batch (or not at the first step)
 NO_UNLABELED_TERM = {"supervised", "sup_risk"}

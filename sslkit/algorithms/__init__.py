@@ -57,7 +57,14 @@ from sslkit.algorithms.mean_teacher import MeanTeacher, sigmoid_rampup  # noqa: 
 
 __all__ += ["MeanTeacher", "sigmoid_rampup"]
 
+# paper C (Retrieve) robust SSL baselines (§4, F.3): meta-reweighting of a base method's unlabeled term, CRUST's mixup
+from sslkit.algorithms.crust import CrustMixup  # noqa: E402
+from sslkit.algorithms.ds3l import DS3L, MetaWeightNet  # noqa: E402
+from sslkit.algorithms.l2rw import L2RW, l2rw_weights  # noqa: E402
+
+__all__ += ["L2RW", "l2rw_weights", "DS3L", "MetaWeightNet", "CrustMixup"]
+
 #: every registered algorithm: name -> class (the contract tests run over all of them)
 REGISTRY = {cls.name: cls for cls in (Supervised, SupervisedRisk, PNU, OursEC, OursIter, PseudoLabel, VAT, FixMatch,
-                                      FlexMatch, FreeMatch, MeanTeacher)}
+                                      FlexMatch, FreeMatch, MeanTeacher, L2RW, DS3L, CrustMixup)}
 __all__ += ["REGISTRY"]

@@ -117,7 +117,9 @@ class FitContext:
 class UnlabeledLosses:
     """Per-sample unlabeled losses of one batch (the ``l_u(x_j, θ)`` and ``m_j`` of paper C eq. 2).
 
-    ``losses``: (B,) ``l_j`` with their graph; ``mask``: (B,) 0/1 floats or None (all 1); ``logits``: (B, C)
+    ``losses``: (B,) ``l_j`` with their graph; ``mask``: (B,) 0/1 floats or None (all 1) -- or, for the
+    robust-SSL reweighting methods (L2RW, DS3L), their learned non-negative weights, detached (paper C §2:
+    robust SSL "replaces the mask vector m with a weight vector w"); ``logits``: (B, C)
     the student logits the losses depend on (with their graph), so ``∂l_j/∂z_j`` comes from
     ``torch.autograd.grad(losses.sum(), logits)``; ``features``: (B, D) the penultimate features those logits
     were computed from (None when the model returns bare logits) -- together the closed-form last-layer

@@ -13,10 +13,15 @@ device for the computation, deterministic given its ``seed``.
 * :mod:`sslkit.coreset.craig`: :class:`Craig` (App. D eq. (49)-(50), lazy facility location).
 * :mod:`sslkit.coreset.gradmatch`: :class:`GradMatch` (App. E eq. (52), non-negative regularised OMP).
 * :mod:`sslkit.coreset.uniform`: :class:`RandomCoreset`.
+* :mod:`sslkit.coreset.crust`: :class:`Crust` (per-(pseudo-)class facility location, proportional budgets;
+  robust-SSL baseline, §4), :func:`mixup`.
+* :mod:`sslkit.coreset.giga`: :class:`BayesianCoreset` (Campbell & Broderick's GIGA; Figure 5).
 """
 
 from sslkit.coreset.batches import batch_means, expand_batches, n_batches
 from sslkit.coreset.craig import Craig, craig_similarity, facility_location
+from sslkit.coreset.crust import Crust, mixup, proportional_budgets
+from sslkit.coreset.giga import BayesianCoreset, giga_step
 from sslkit.coreset.gradients import (
     cross_entropy_logit_gradients,
     labeled_gradient,
@@ -39,6 +44,11 @@ __all__ = [
     "omp_nonnegative",
     "nonnegative_ridge",
     "RandomCoreset",
+    "Crust",
+    "proportional_budgets",
+    "mixup",
+    "BayesianCoreset",
+    "giga_step",
     "logit_gradients",
     "last_layer_gradients",
     "labeled_gradient",

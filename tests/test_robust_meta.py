@@ -1,0 +1,219 @@
+"""L2RW and DS3L (paper C §4, F.3): the meta-gradient weights, the functional one-step update, the meta step."""
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sslkit.algorithms import (
+    DS3L,
+    L2RW,
+    VAT,
+    Batch,
+    FitContext,
+    LossOutput,
+    SSLAlgorithm,
+    Supervised,
+    UnlabeledLosses,
+    l2rw_weights,
+    weighted_mean,
+)
+from sslkit.algorithms.meta_step import labeled_loss_at, one_step, split_base_loss
+
+
+class Toy(SSLAlgorithm):
+    """Deterministic base: CE on the labeled batch + λ · CE of the unlabeled batch against fixed targets."""
+
+    name, uses_unlabeled = "toy", True
+
+    def __init__(self, targets, lambda_u=1.0):
+        self.targets, self.lambda_u = targets, lambda_u
+
+    def loss(self, model, batch):
+        sup = F.cross_entropy(model(batch.x_l), batch.y_l)
+        z = model(batch.x_u)
+        per = F.cross_entropy(z, self.targets[batch.u_idx], reduction="none")
+        unsup = weighted_mean(per, batch.u_weight)
+        total = sup + self.lambda_u * unsup
+        return LossOutput(total, {"unsup_loss": unsup.detach()}, UnlabeledLosses(per, None, z, None))
+
+
+def toy_problem(seed=0, n_u=12, harmful=6):
+    g = torch.Generator().manual_seed(seed)
+    x_l = torch.randn(10, 3, generator=g)
+    y_l = (x_l[:, 0] > 0).long()
+    x_u = torch.randn(n_u, 3, generator=g)
+    truth = (x_u[:, 0] > 0).long()
+    targets = truth.clone()
+    targets[:harmful] = 1 - truth[:harmful]           # wrong consistency targets: harmful points
+    torch.manual_seed(seed)
+    model = nn.Linear(3, 2)
+    return model, Batch(x_l, y_l, x_u, torch.arange(n_u)), targets
+
+
+def explicit_l2rw(model, batch, targets, lr, lam, supervised=True):
+    """The sign-clipped negative meta-gradient through an explicit one-step update of (W, b)."""
+    W, b = model.weight.detach().clone().requires_grad_(), model.bias.detach().clone().requires_grad_()
+    eps = torch.zeros(batch.x_u.shape[0], requires_grad=True)
+    l_u = F.cross_entropy(batch.x_u @ W.T + b, targets[batch.u_idx], reduction="none")
+    inner = lam * (eps * l_u).sum() + (F.cross_entropy(batch.x_l @ W.T + b, batch.y_l) if supervised else 0)
+    gW, gb = torch.autograd.grad(inner, (W, b), create_graph=True)
+    meta = F.cross_entropy(batch.x_l @ (W - lr * gW).T + (b - lr * gb), batch.y_l)
+    (g,) = torch.autograd.grad(meta, eps)
+    w = torch.clamp(-g, min=0)
+    return w / w.sum() if w.sum() > 0 else w, l_u.detach()
+
+
+@pytest.mark.parametrize("supervised", [True, False])
+def test_l2rw_weights_equal_the_clipped_negative_meta_gradient_of_an_explicit_step(supervised):
+    model, batch, targets = toy_problem()
+    algo = L2RW(Toy(targets, lambda_u=0.7), inner_lr=0.5, inner_supervised=supervised)
+    out = algo.loss(model, batch)
+    w_ref, l_u = explicit_l2rw(model, batch, targets, 0.5, 0.7, supervised)
+    assert torch.allclose(algo.weights_, w_ref, atol=1e-6)
+    assert float(algo.weights_.sum()) == pytest.approx(1.0, abs=1e-6) and bool((algo.weights_ >= 0).all())
+    assert 0 < int((algo.weights_ > 0).sum()) < 12
+    # closed form at ε = 0: -∂L_S(θ')/∂ε_j = α λ ∇L_S(θ')ᵀ ∇l_j(θ), θ' = θ - α ∇L_S(θ) (or θ)
+    W, b = model.weight.detach().clone().requires_grad_(), model.bias.detach().clone().requires_grad_()
+    if supervised:
+        gW, gb = torch.autograd.grad(F.cross_entropy(batch.x_l @ W.T + b, batch.y_l), (W, b))
+        W2, b2 = (W - 0.5 * gW).detach().requires_grad_(), (b - 0.5 * gb).detach().requires_grad_()
+    else:
+        W2, b2 = W, b
+    sW, sb = torch.autograd.grad(F.cross_entropy(batch.x_l @ W2.T + b2, batch.y_l), (W2, b2))
+    align = []
+    for j in range(12):
+        lj = F.cross_entropy((batch.x_u[j] @ W.T + b)[None], targets[j:j + 1])
+        jW, jb = torch.autograd.grad(lj, (W, b))
+        align.append(float((sW * jW).sum() + (sb * jb).sum()))
+    align = torch.clamp(torch.tensor(align), min=0)
+    assert torch.allclose(algo.weights_, align / align.sum(), atol=1e-5)
+    # the returned loss: L_0 + λ Σ_j w_j l_j, and the contract's per-sample view of it
+    sup = F.cross_entropy(model(batch.x_l), batch.y_l)
+    assert float(out.loss.detach()) == pytest.approx(float((sup + 0.7 * (w_ref * l_u).sum()).detach()), rel=1e-5)
+    assert float(weighted_mean(out.unlabeled.masked(), None).detach()) == pytest.approx(float(out.logs["unsup_loss"]), rel=1e-5)
+
+
+def test_l2rw_harmful_points_get_less_weight_and_the_step_leaves_the_model_alone():
+    model, batch, targets = toy_problem(n_u=40, harmful=20)
+    before = copy.deepcopy(model.state_dict())
+    algo = L2RW(Toy(targets), inner_lr=0.5)
+    algo.loss(model, batch)
+    w = algo.weights_
+    assert float(w[:20].sum()) < float(w[20:].sum())
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())
+
+
+def test_l2rw_weight_normalisation_and_all_zero_case():
+    assert torch.equal(l2rw_weights(torch.tensor([1.0, 2.0])), torch.zeros(2))
+    w = l2rw_weights(torch.tensor([-1.0, 3.0, -3.0]))
+    assert torch.allclose(w, torch.tensor([0.25, 0.0, 0.75]))
+    with pytest.raises(ValueError, match="1-D"):
+        l2rw_weights(torch.zeros(2, 2))
+    with pytest.raises(ValueError, match="NaN"):
+        l2rw_weights(torch.tensor([float("nan")]))
+
+
+def test_one_step_is_the_functional_sgd_step_and_labeled_loss_uses_it():
+    model, batch, targets = toy_problem()
+    loss = F.cross_entropy(model(batch.x_l), batch.y_l)
+    theta = one_step(model, loss, 0.3)
+    ref = copy.deepcopy(model)
+    ref.zero_grad()
+    F.cross_entropy(ref(batch.x_l), batch.y_l).backward()
+    with torch.no_grad():
+        for p in ref.parameters():
+            p -= 0.3 * p.grad
+    assert torch.allclose(theta["weight"], ref.weight) and torch.allclose(theta["bias"], ref.bias)
+    assert float(labeled_loss_at(model, theta, batch.x_l, batch.y_l).detach()) == \
+        pytest.approx(float(F.cross_entropy(ref(batch.x_l), batch.y_l).detach()), rel=1e-6)
+    assert theta["weight"].requires_grad and theta["weight"].grad_fn is not None  # differentiable
+
+
+def test_labeled_loss_at_leaves_batchnorm_statistics_alone():
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2)).train()
+    before = model[1].running_mean.clone()
+    theta = dict(model.named_parameters())
+    labeled_loss_at(model, theta, torch.randn(8, 3), torch.zeros(8, dtype=torch.long))
+    assert torch.equal(model[1].running_mean, before)
+
+
+def ds3l_setup(meta_lr=1e-2, n_u=40, harmful=20):
+    model, batch, targets = toy_problem(n_u=n_u, harmful=harmful)
+    algo = DS3L(Toy(targets), inner_lr=0.5, meta_lr=meta_lr, hidden=16)
+    torch.manual_seed(1)
+    algo.setup(model, FitContext(num_classes=2))
+    return model, batch, algo
+
+
+def meta_loss(algo, model, batch):
+    sup, losses, out = split_base_loss(algo.base, model, batch)
+    probs = torch.softmax(out.unlabeled.logits.detach(), dim=1)
+    return algo.meta_objective(model, batch, sup, losses, probs)
+
+
+def test_ds3l_meta_network_receives_a_nonzero_gradient():
+    model, batch, algo = ds3l_setup()
+    grads = torch.autograd.grad(meta_loss(algo, model, batch), list(algo.meta_net_.parameters()))
+    assert all(bool(torch.isfinite(g).all()) for g in grads)
+    assert sum(float(g.abs().sum()) for g in grads) > 0
+
+
+def test_ds3l_one_outer_step_lowers_the_labeled_loss_after_the_inner_step():
+    model, batch, algo = ds3l_setup()
+    theta0 = copy.deepcopy(model.state_dict())
+    before = float(meta_loss(algo, model, batch).detach())
+    out = algo.loss(model, batch)                        # one meta-network step (the model is not stepped)
+    assert float(out.logs["meta_loss"]) == pytest.approx(before, rel=1e-6)
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in theta0.items())
+    after = float(meta_loss(algo, model, batch).detach())
+    assert after < before
+    # the returned loss uses the updated meta-network's normalised weights
+    w = algo.weights_
+    assert float(w.sum()) == pytest.approx(1.0, abs=1e-5) and bool((w > 0).all())
+    l_u = F.cross_entropy(model(batch.x_u), algo.base.targets, reduction="none")
+    sup = F.cross_entropy(model(batch.x_l), batch.y_l)
+    assert float(out.loss.detach()) == pytest.approx(float((sup + (w * l_u).sum()).detach()), rel=1e-5)
+
+
+def test_ds3l_inspection_batches_do_not_step_the_meta_network():
+    model, batch, algo = ds3l_setup()
+    before = [p.clone() for p in algo.meta_net_.parameters()]
+    batch.update_state = False
+    out = algo.loss(model, batch)
+    assert "meta_loss" not in out.logs
+    assert all(torch.equal(a, b) for a, b in zip(before, algo.meta_net_.parameters()))
+
+
+def test_bad_inputs_are_refused():
+    targets = torch.zeros(4, dtype=torch.long)
+    for cls in (L2RW, DS3L):
+        with pytest.raises(TypeError, match="SSLAlgorithm"):
+            cls("vat")
+        with pytest.raises(ValueError, match="uses no unlabeled data"):
+            cls(Supervised())
+        with pytest.raises(ValueError, match="inner_lr"):
+            cls(VAT(1.0), inner_lr=0.0)
+        base = Toy(targets)
+        base.lambda_u = None
+        with pytest.raises(ValueError, match="lambda_u"):
+            cls(base)
+    with pytest.raises(ValueError, match="meta_lr"):
+        DS3L(VAT(1.0), meta_lr=-1)
+    with pytest.raises(ValueError, match="hidden"):
+        DS3L(VAT(1.0), hidden=0)
+    with pytest.raises(RuntimeError, match="setup"):
+        model, batch, _ = toy_problem()
+        DS3L(Toy(targets)).loss(model, batch)
+
+    class NoPerSample(Toy):
+        def loss(self, model, batch):
+            return LossOutput(F.cross_entropy(model(batch.x_l), batch.y_l))
+
+    model, batch, targets = toy_problem()
+    with pytest.raises(ValueError, match="per-sample"):
+        L2RW(NoPerSample(targets)).loss(model, batch)
+    with pytest.raises(ValueError, match="unlabeled batch"):
+        L2RW(Toy(targets)).loss(model, Batch(batch.x_l, batch.y_l))
