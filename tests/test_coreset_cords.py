@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pytest
 import torch
 
 from sslkit.coreset import Retrieve, last_layer_gradients
 
-cords_retrieve = pytest.importorskip("cords.selectionstrategies.SSL.retrievestrategy")
-cords_ce = pytest.importorskip("cords.selectionstrategies.helpers.ssl_lib.consistency.cross_entropy")
+_errors = np.geterr()  # CORDS' helpers call np.seterr(all="raise") at import: keep that out of other tests
+try:
+    cords_retrieve = pytest.importorskip("cords.selectionstrategies.SSL.retrievestrategy")
+    cords_ce = pytest.importorskip("cords.selectionstrategies.helpers.ssl_lib.consistency.cross_entropy")
+finally:
+    np.seterr(**_errors)
 
 
 class LastLayer(torch.nn.Module):

@@ -8,7 +8,7 @@ from sslkit.experiments import paper_a, paper_a_appendix, paper_b, paper_b_ssl, 
 def test_every_file_loads_with_typed_columns():
     assert paper_numbers.names() == ["a_table1", "a_table10", "a_table2", "a_table3", "a_table4", "a_table5",
                                      "a_table6", "a_table7", "a_table8", "a_table9", "b_table1", "b_table4",
-                                     "b_table5"]
+                                     "b_table5", "c_claims", "c_tables5_10"]
     for name in paper_numbers.names():
         rows = paper_numbers.load(name)
         assert rows and all(r.keys() == rows[0].keys() for r in rows)
