@@ -53,19 +53,32 @@ def chromium_checks(browser: str) -> list[str]:
     base = f"http://127.0.0.1:{server.server_address[1]}"
     shots = ROOT / "_build" / "ci" / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--window-size=1280,1000", "--virtual-time-budget=15000"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,1000",
+        "--virtual-time-budget=15000",
+    ]
     problems = []
     pages = [MATH_PAGE] + [f"notebooks/{p.stem}.html" for p in sorted((ROOT / "notebooks").glob("*.md"))]
     try:
         for page in pages:
             with tempfile.TemporaryDirectory() as profile:
                 run = [browser, *flags, f"--user-data-dir={profile}"]
-                dom = subprocess.run(run + ["--dump-dom", f"{base}/{page}"], capture_output=True, text=True,
-                                     timeout=120).stdout
-                subprocess.run(run + [f"--screenshot={shots / page.replace('/', '_')}.png", f"{base}/{page}"],
-                               capture_output=True, timeout=120)
+                dom = subprocess.run(
+                    run + ["--dump-dom", f"{base}/{page}"], capture_output=True, text=True, timeout=120
+                ).stdout
+                subprocess.run(
+                    run + [f"--screenshot={shots / page.replace('/', '_')}.png", f"{base}/{page}"],
+                    capture_output=True,
+                    timeout=120,
+                )
             if page == MATH_PAGE and "mjx-container" not in dom:
                 problems.append(f"{page}: MathJax did not typeset any math in headless Chromium")
             print(f"  chromium {page}: {dom.count('<mjx-container')} typeset formulas")

@@ -51,8 +51,14 @@ def run_papermill(md: Path, names: dict) -> None:
     tmp = OUT / (md.stem + ".source.ipynb")
     jupytext.write(nb, tmp)
     has_params = any("parameters" in c.metadata.get("tags", []) for c in nb.cells)
-    papermill.execute_notebook(str(tmp), str(OUT / f"{md.stem}.ipynb"), cwd=str(ROOT), kernel_name="python3",
-                               parameters={"scale": "quick"} if has_params else None, progress_bar=False)
+    papermill.execute_notebook(
+        str(tmp),
+        str(OUT / f"{md.stem}.ipynb"),
+        cwd=str(ROOT),
+        kernel_name="python3",
+        parameters={"scale": "quick"} if has_params else None,
+        progress_bar=False,
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -83,8 +89,9 @@ def main(argv: list[str]) -> int:
     rc = 0
     if strict:
         print("[nbval strict]", *strict, flush=True)
-        rc |= subprocess.run(base + ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", *strict],
-                             cwd=ROOT).returncode
+        rc |= subprocess.run(
+            base + ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", *strict], cwd=ROOT
+        ).returncode
     if lax:
         print("[nbval lax]", *lax, flush=True)
         rc |= subprocess.run(base + ["--nbval-lax", *lax], cwd=ROOT).returncode

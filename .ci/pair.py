@@ -30,15 +30,18 @@ def main(argv: list[str]) -> int:
         twin = md.with_suffix(".ipynb")
         t0 = time.perf_counter()
         if execute:
-            NotebookClient(nb, timeout=1800, kernel_name="python3",
-                           resources={"metadata": {"path": str(md.parent)}}).execute()
+            NotebookClient(
+                nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(md.parent)}}
+            ).execute()
         elif twin.exists():
             old = nbformat.read(twin, as_version=4)
             nb = jupytext.combine.combine_inputs_with_outputs(nb, old)
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, twin)
-        print(f"wrote {twin.relative_to(ROOT)} ({'executed' if execute else 'inputs only'}, "
-              f"{time.perf_counter() - t0:.1f} s)")
+        print(
+            f"wrote {twin.relative_to(ROOT)} ({'executed' if execute else 'inputs only'}, "
+            f"{time.perf_counter() - t0:.1f} s)"
+        )
     return 0
 
 

@@ -24,9 +24,17 @@ import torch
 
 from sslkit.data import DatasetNotFoundError, load_dataset
 from sslkit.experiments import hardware_summary
-from sslkit.experiments.variance import (FIGURE1_N_PER_CLASS, FIGURE1_N_UNLABELED, FIGURE1_THETAS, FIGURE1_TRIALS,
-                                         comparison_estimators, figure1_cell, figure1_samplers,
-                                         naive_resample_estimates, resample_estimates)
+from sslkit.experiments.variance import (
+    FIGURE1_N_PER_CLASS,
+    FIGURE1_N_UNLABELED,
+    FIGURE1_THETAS,
+    FIGURE1_TRIALS,
+    comparison_estimators,
+    figure1_cell,
+    figure1_samplers,
+    naive_resample_estimates,
+    resample_estimates,
+)
 
 TARGET_SECONDS = 120.0
 
@@ -55,8 +63,10 @@ def main(argv=None) -> int:
             print(f"FAIL: vectorised and per-trial results differ by {diff:.2e} ({loss})")
             return 1
     per_trial_loop = slow_s / (2 * T)
-    print(f"subset (Gaussian, BCE + 0-1, θ1 = 0.5, n_U = {n_u}, {T} trials each): vectorised {fast_s:.3f} s, "
-          f"per-trial loop {slow_s:.3f} s, same estimates; speed-up {slow_s / fast_s:.0f}x")
+    print(
+        f"subset (Gaussian, BCE + 0-1, θ1 = 0.5, n_U = {n_u}, {T} trials each): vectorised {fast_s:.3f} s, "
+        f"per-trial loop {slow_s:.3f} s, same estimates; speed-up {slow_s / fast_s:.0f}x"
+    )
 
     # 2. full paper scale, end to end
     t0 = time.perf_counter()
@@ -75,9 +85,11 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - t0
     # a lower bound: the loop's time per trial at n_U = 200 (the grid's mean n_U is 370)
     loop_estimate = per_trial_loop * points * FIGURE1_TRIALS
-    print(f"paper scale: {points} points x {FIGURE1_TRIALS} trials ({', '.join(sorted(datasets))}) in {wall:.1f} s "
-          f"end to end (target <= {TARGET_SECONDS:.0f} s); the per-trial loop would need >= {loop_estimate:.0f} s "
-          f"(>= {loop_estimate / wall:.0f}x)")
+    print(
+        f"paper scale: {points} points x {FIGURE1_TRIALS} trials ({', '.join(sorted(datasets))}) in {wall:.1f} s "
+        f"end to end (target <= {TARGET_SECONDS:.0f} s); the per-trial loop would need >= {loop_estimate:.0f} s "
+        f"(>= {loop_estimate / wall:.0f}x)"
+    )
     ok = wall <= TARGET_SECONDS
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

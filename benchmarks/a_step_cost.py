@@ -24,8 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from sslkit.algorithms import Batch, FitContext
-from sslkit.algorithms import OursEC, OursIter
+from sslkit.algorithms import Batch, FitContext, OursEC, OursIter
 from sslkit.device import resolve_device
 from sslkit.experiments import hardware_summary
 from sslkit.models import MLP
@@ -108,8 +107,10 @@ def main() -> int:
             times[kind].append(run(kind, batches, d, k, device, clock))
     med = {kind: statistics.median(v) for kind, v in times.items()}
     print(hardware_summary(device))
-    print(f"device={device}, k={k}, d={d}, steps={args.steps}, repeats={args.repeats} (median), "
-          f"clock={'process CPU time' if cpu_clock else 'wall'}")
+    print(
+        f"device={device}, k={k}, d={d}, steps={args.steps}, repeats={args.repeats} (median), "
+        f"clock={'process CPU time' if cpu_clock else 'wall'}"
+    )
     for kind in kinds:
         print(f"  {kind:10s} {1e3 * med[kind] / args.steps:8.3f} ms/step")
     ok = True
@@ -117,7 +118,9 @@ def main() -> int:
         ratio = med[kind] / med["ce320"]
         passed = ratio <= TARGET
         ok &= passed
-        print(f"{kind} / CE step on the same 320 rows = {ratio:.3f}  (target <= {TARGET})  {'PASS' if passed else 'FAIL'}")
+        print(
+            f"{kind} / CE step on the same 320 rows = {ratio:.3f}  (target <= {TARGET})  {'PASS' if passed else 'FAIL'}"
+        )
     print(f"(info) OursEC / CE step on the 64 labeled rows only = {med['ours_ec'] / med['ce64']:.3f}")
     return 0 if ok else 1
 

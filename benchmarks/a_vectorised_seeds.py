@@ -59,11 +59,13 @@ def _mlp_forward(params: list, x: torch.Tensor, dropout: float, train: bool) -> 
 COMPACT = 0.5  # compute only the live seeds once fewer than this fraction of them is still training
 
 
-def fit_vectorised_mlp(tasks, seeds, *, epochs=200, patience=20, min_delta=1e-4, lr=1e-3, weight_decay=1e-4,
-                       batch_size=64, device="cpu") -> list:
+def fit_vectorised_mlp(
+    tasks, seeds, *, epochs=200, patience=20, min_delta=1e-4, lr=1e-3, weight_decay=1e-4, batch_size=64, device="cpu"
+) -> list:
     """Train the "Sup." method (PN risk, a = θ) of many seeds at once; one metrics dict per seed.
 
-    ``tasks[s]`` is the :class:`sslkit.experiments.paper_a.Task` of ``seeds[s]`` (all of one dataset and setting, so every seed has the
+    ``tasks[s]`` is the :class:`sslkit.experiments.paper_a.Task` of ``seeds[s]`` (all of one dataset and setting,
+    so every seed has the
     same labeled / validation / test sizes). The S MLPs (initialised exactly as :func:`paper_a.run_one` initialises
     them) are stacked parameter by parameter and trained with one batched forward / backward per step; Adam
     is element-wise, so one (fused) Adam over the stacked tensors is S independent Adams.
@@ -96,8 +98,10 @@ def fit_vectorised_mlp(tasks, seeds, *, epochs=200, patience=20, min_delta=1e-4,
         models.append(m)
     dropout = models[0].dropout
     per_model = [list(m.parameters()) for m in models]
-    leaves = [torch.stack([ps[j].detach() for ps in per_model]).to(device).requires_grad_(True)
-              for j in range(len(per_model[0]))]
+    leaves = [
+        torch.stack([ps[j].detach() for ps in per_model]).to(device).requires_grad_(True)
+        for j in range(len(per_model[0]))
+    ]
     params = [(leaves[i], leaves[i + 1]) for i in range(0, len(leaves), 2)]
     S = len(seeds)
     Xl = torch.stack([t.X_l for t in tasks]).to(device)
@@ -128,7 +132,7 @@ def fit_vectorised_mlp(tasks, seeds, *, epochs=200, patience=20, min_delta=1e-4,
         sub = live.unsqueeze(1)
         perm = torch.argsort(torch.rand(n_live, n_l, generator=gen), dim=1).to(device)
         for i in range(0, n_l, batch_size):
-            idx = perm[:, i:i + batch_size]
+            idx = perm[:, i : i + batch_size]
             xb, yb = Xl[sub, idx], yl[sub, idx]
             live_params = params if n_live == S else [(w[live], b[live]) for w, b in params]
             logits = _mlp_forward(live_params, xb, dropout, train=True)
@@ -141,7 +145,9 @@ def fit_vectorised_mlp(tasks, seeds, *, epochs=200, patience=20, min_delta=1e-4,
         with torch.no_grad():
             acc = torch.zeros(S, device=device)
             live_params = params if n_live == S else [(w[live], b[live]) for w, b in params]
-            acc[live] = (_mlp_forward(live_params, Xv[live], dropout, train=False).argmax(-1) == yv[live]).float().mean(1)
+            acc[live] = (
+                (_mlp_forward(live_params, Xv[live], dropout, train=False).argmax(-1) == yv[live]).float().mean(1)
+            )
             improved = active & ((best_acc < 0) | (acc > best_acc + min_delta))
             best_acc = torch.where(improved, acc, best_acc)
             best_epoch = torch.where(improved, torch.full_like(best_epoch, epoch), best_epoch)
@@ -157,11 +163,17 @@ def fit_vectorised_mlp(tasks, seeds, *, epochs=200, patience=20, min_delta=1e-4,
     with torch.no_grad():
         bp = [(best[i], best[i + 1]) for i in range(0, len(best), 2)]
         for s, task in enumerate(tasks):
-            one = [(w[s:s + 1], b[s:s + 1]) for w, b in bp]
+            one = [(w[s : s + 1], b[s : s + 1]) for w, b in bp]
             pred = _mlp_forward(one, task.X_test.to(device).unsqueeze(0), dropout, train=False).argmax(-1)[0]
-            out.append({"test_acc": 100.0 * float((pred == task.y_test.to(device)).float().mean()),
-                        "best_val_acc": 100.0 * float(best_acc[s]), "epochs": int(epochs_run[s]),
-                        "best_epoch": int(best_epoch[s]), "seconds": seconds / S})
+            out.append(
+                {
+                    "test_acc": 100.0 * float((pred == task.y_test.to(device)).float().mean()),
+                    "best_val_acc": 100.0 * float(best_acc[s]),
+                    "epochs": int(epochs_run[s]),
+                    "best_epoch": int(best_epoch[s]),
+                    "seconds": seconds / S,
+                }
+            )
     return out
 
 
@@ -172,7 +184,7 @@ def _compute_floor(tasks, vec, device) -> float:
     macs_per_row = sum(i * o for i, o in widths)
     n_l, n_val = tasks[0].X_l.shape[0], tasks[0].X_val.shape[0]
     seed_epochs = sum(r["epochs"] for r in vec)
-    flops = seed_epochs * 2 * macs_per_row * (3 * n_l + n_val)   # forward + backward (2x) + validation
+    flops = seed_epochs * 2 * macs_per_row * (3 * n_l + n_val)  # forward + backward (2x) + validation
     S, (i, o) = len(vec), max(widths, key=lambda w: w[0] * w[1])
     a = torch.randn(S, n_l, i, device=device)
     w = torch.randn(S, i, o, device=device)
@@ -218,14 +230,22 @@ def main(argv=None) -> int:
     se = a_seq.std(ddof=1) / math.sqrt(len(seeds))
     diff = a_vec.mean() - a_seq.mean()
     ratio = t_seq / t_vec
-    print(f"cell: {DATASET} {SETTING}, method Sup. (PN risk), {len(seeds)} seeds, device {args.device}, "
-          f"{args.threads} thread(s)")
-    print(f"sequential: {t_seq:7.2f} s  test acc {a_seq.mean():.2f} ± {a_seq.std(ddof=1):.2f} "
-          f"(epochs {np.mean([r['epochs'] for r in seq]):.1f} on average)")
-    print(f"vectorised: {t_vec:7.2f} s  test acc {a_vec.mean():.2f} ± {a_vec.std(ddof=1):.2f} "
-          f"(epochs {np.mean([r['epochs'] for r in vec]):.1f} on average)")
-    print(f"compute floor of the vectorised run on this device: {floor:.2f} s -> no vectorisation can beat "
-          f"{t_seq / floor:.1f}x here")
+    print(
+        f"cell: {DATASET} {SETTING}, method Sup. (PN risk), {len(seeds)} seeds, device {args.device}, "
+        f"{args.threads} thread(s)"
+    )
+    print(
+        f"sequential: {t_seq:7.2f} s  test acc {a_seq.mean():.2f} ± {a_seq.std(ddof=1):.2f} "
+        f"(epochs {np.mean([r['epochs'] for r in seq]):.1f} on average)"
+    )
+    print(
+        f"vectorised: {t_vec:7.2f} s  test acc {a_vec.mean():.2f} ± {a_vec.std(ddof=1):.2f} "
+        f"(epochs {np.mean([r['epochs'] for r in vec]):.1f} on average)"
+    )
+    print(
+        f"compute floor of the vectorised run on this device: {floor:.2f} s -> no vectorisation can beat "
+        f"{t_seq / floor:.1f}x here"
+    )
     speed_ok = ratio >= 10
     acc_ok = abs(diff) <= se
     print(f"speed-up: {ratio:.2f}x (target >= 10x) -> {'PASS' if speed_ok else 'FAIL'}")

@@ -48,8 +48,7 @@ TARGET_S_CPU, TARGET_S_GPU, TARGET_SPEEDUP = 20.0, 0.5, 3.0
 PAPER_S = 132.77
 
 
-def numpy_gkhr(X: np.ndarray, m: int, alpha: float, sigma: float, block: int = 1024,
-               row: str = "direct") -> np.ndarray:
+def numpy_gkhr(X: np.ndarray, m: int, alpha: float, sigma: float, block: int = 1024, row: str = "direct") -> np.ndarray:
     """Algorithm 1, straightforward vectorised numpy (the reference; not sslkit code), in X's dtype.
 
     ``row="direct"``: each step's kernel row as written, from the differences ``X - x_i``;
@@ -58,11 +57,11 @@ def numpy_gkhr(X: np.ndarray, m: int, alpha: float, sigma: float, block: int = 1
     sq = (X * X).sum(1)
     mu = np.zeros(n)
     for s in range(0, n, block):
-        D = sq[s:s + block, None] + sq[None, :] - 2.0 * (X[s:s + block] @ X.T)
+        D = sq[s : s + block, None] + sq[None, :] - 2.0 * (X[s : s + block] @ X.T)
         np.maximum(D, 0.0, out=D)
-        D *= -1.0 / sigma ** 2
+        D *= -1.0 / sigma**2
         np.exp(D, out=D)
-        mu[s:s + block] = D.sum(1) / n
+        mu[s : s + block] = D.sum(1) / n
     S = np.zeros(n)
     chosen = np.zeros(n, dtype=bool)
     out = np.empty(m, dtype=np.int64)
@@ -72,9 +71,9 @@ def numpy_gkhr(X: np.ndarray, m: int, alpha: float, sigma: float, block: int = 1
         i = int(np.argmin(obj))
         out[p - 1], chosen[i] = i, True
         if row == "direct":
-            k_row = np.exp(-((X - X[i]) ** 2).sum(1) / sigma ** 2)
+            k_row = np.exp(-((X - X[i]) ** 2).sum(1) / sigma**2)
         else:
-            k_row = np.exp(-np.maximum(sq + sq[i] - 2.0 * (X @ X[i]), 0.0) / sigma ** 2)
+            k_row = np.exp(-np.maximum(sq + sq[i] - 2.0 * (X @ X[i]), 0.0) / sigma**2)
         S = (1.0 - 1.0 / p) * S + k_row / p
     return out
 
@@ -112,15 +111,17 @@ def main() -> int:
     X = np.random.default_rng(0).standard_normal((args.n, args.d)).astype(np.float32)
     sigma = median_bandwidth(X, seed=0, device=dev)
     alpha = 1.0 - 1.0 / np.sqrt(args.m)
-    print(f"hardware: {hardware_summary(args.device)}; torch threads: {torch.get_num_threads()}; "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"hardware: {hardware_summary(args.device)}; torch threads: {torch.get_num_threads()}; "
+        f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"n = {args.n}, d = {args.d}, m = {args.m}, alpha = {alpha:.4f}, median bandwidth = {sigma:.4f}")
 
-    GKHR(args.m, alpha=alpha, bandwidth=sigma, device=dev).fit(X[:2000])      # warm-up
+    GKHR(args.m, alpha=alpha, bandwidth=sigma, device=dev).fit(X[:2000])  # warm-up
     X64 = X.astype(np.float64)
     ours, ref, ref64e, ref32, ours_idx, ref_idx, parts = [], [], [], [], None, None, []
     peak_growth = None
-    for r in range(args.repeats):                      # interleaved
+    for r in range(args.repeats):  # interleaved
         base = _vm("VmRSS:")
         can_reset = _reset_peak()
         if dev.type == "cuda":
@@ -134,8 +135,11 @@ def main() -> int:
             peak_growth = torch.cuda.max_memory_allocated(dev)
         elif can_reset and base is not None and r == 0:
             peak_growth = _vm("VmHWM:") - base
-        print(f"  repeat {r}: sslkit GKHR {ours[-1]:.2f} s (mu {sel.timings_['mu']:.2f} s, "
-              f"loop {sel.timings_['loop']:.2f} s)", flush=True)
+        print(
+            f"  repeat {r}: sslkit GKHR {ours[-1]:.2f} s (mu {sel.timings_['mu']:.2f} s, "
+            f"loop {sel.timings_['loop']:.2f} s)",
+            flush=True,
+        )
         if not args.skip_numpy:
             t0 = time.perf_counter()
             ref_idx = numpy_gkhr(X64, args.m, alpha, sigma)
@@ -146,36 +150,48 @@ def main() -> int:
             t0 = time.perf_counter()
             ref32_idx = numpy_gkhr(X, args.m, alpha, sigma, row="expanded")
             ref32.append(time.perf_counter() - t0)
-            print(f"  repeat {r}: numpy reference {ref[-1]:.2f} s; stronger variants: float64 expanded rows "
-                  f"{ref64e[-1]:.2f} s, float32 expanded rows {ref32[-1]:.2f} s", flush=True)
+            print(
+                f"  repeat {r}: numpy reference {ref[-1]:.2f} s; stronger variants: float64 expanded rows "
+                f"{ref64e[-1]:.2f} s, float32 expanded rows {ref32[-1]:.2f} s",
+                flush=True,
+            )
 
     t_ours = statistics.median(ours)
     target = TARGET_S_GPU if dev.type == "cuda" else TARGET_S_CPU
     ok = t_ours <= target
-    print(f"sslkit GKHR median {t_ours:.2f} s (target <= {target} s; paper B: {PAPER_S} s): "
-          f"{'PASS' if ok else 'FAIL'}")
+    print(f"sslkit GKHR median {t_ours:.2f} s (target <= {target} s; paper B: {PAPER_S} s): {'PASS' if ok else 'FAIL'}")
     if ref:
         t_ref = statistics.median(ref)
         speedup = t_ref / t_ours
         agree = float((ours_idx == ref_idx).mean())
         ok_speed = speedup >= TARGET_SPEEDUP
         ok_agree = agree >= 0.95
-        print(f"numpy reference (float64, rows as written) median {t_ref:.2f} s; speed-up {speedup:.2f}x "
-              f"(target >= {TARGET_SPEEDUP}x): {'PASS' if ok_speed else 'FAIL'}")
-        for name, times, idx in (("float64, expanded rows", ref64e, ref64e_idx),
-                                 ("float32, expanded rows", ref32, ref32_idx)):
+        print(
+            f"numpy reference (float64, rows as written) median {t_ref:.2f} s; speed-up {speedup:.2f}x "
+            f"(target >= {TARGET_SPEEDUP}x): {'PASS' if ok_speed else 'FAIL'}"
+        )
+        for name, times, idx in (
+            ("float64, expanded rows", ref64e, ref64e_idx),
+            ("float32, expanded rows", ref32, ref32_idx),
+        ):
             t = statistics.median(times)
-            print(f"stronger numpy variant ({name}) median {t:.2f} s; speed-up {t / t_ours:.2f}x (reported, not "
-                  f"gated); same indices as the reference at {100 * float((idx == ref_idx).mean()):.1f} %")
-        print(f"same indices at {100 * agree:.1f} % of positions, first 10 equal: "
-              f"{bool((ours_idx[:10] == ref_idx[:10]).all())}: {'PASS' if ok_agree else 'FAIL'}")
+            print(
+                f"stronger numpy variant ({name}) median {t:.2f} s; speed-up {t / t_ours:.2f}x (reported, not "
+                f"gated); same indices as the reference at {100 * float((idx == ref_idx).mean()):.1f} %"
+            )
+        print(
+            f"same indices at {100 * agree:.1f} % of positions, first 10 equal: "
+            f"{bool((ours_idx[:10] == ref_idx[:10]).all())}: {'PASS' if ok_agree else 'FAIL'}"
+        )
         ok = ok and ok_speed and ok_agree
     n2 = args.n * args.n * 4
     if peak_growth is not None:
         nd = args.n * (args.d + 2) * 4
         ok_mem = peak_growth < n2 / 10
-        print(f"peak memory growth during GKHR {peak_growth / 2**20:.0f} MiB; n*d float32 = {nd / 2**20:.0f} MiB, "
-              f"n^2 float32 = {n2 / 2**20:.0f} MiB: {'PASS' if ok_mem else 'FAIL'} (O(n d), not n^2)")
+        print(
+            f"peak memory growth during GKHR {peak_growth / 2**20:.0f} MiB; n*d float32 = {nd / 2**20:.0f} MiB, "
+            f"n^2 float32 = {n2 / 2**20:.0f} MiB: {'PASS' if ok_mem else 'FAIL'} (O(n d), not n^2)"
+        )
         ok = ok and ok_mem
     else:
         print("peak memory: not measurable here (no /proc/self/clear_refs)")

@@ -49,12 +49,12 @@ def make_inputs(n, n_labeled, dim, seed=0):
     gen = torch.Generator().manual_seed(seed)
     lin = torch.nn.Linear(dim, C)
     with torch.no_grad():
-        lin.weight.copy_(torch.randn(C, dim, generator=gen) / dim ** 0.5)
+        lin.weight.copy_(torch.randn(C, dim, generator=gen) / dim**0.5)
         lin.bias.zero_()
     h_u = torch.relu(torch.randn(n, dim, generator=gen))
     with torch.no_grad():
         q = torch.softmax(lin(h_u) + torch.randn(n, C, generator=gen), dim=1)
-        g0 = torch.softmax(lin(h_u), dim=1) - q                       # soft-target CE, mask all ones
+        g0 = torch.softmax(lin(h_u), dim=1) - q  # soft-target CE, mask all ones
     G = last_layer_gradients(g0, h_u)
     del h_u
     h_l = torch.relu(torch.randn(n_labeled, dim, generator=gen))
@@ -80,8 +80,22 @@ def cords_greedy_seconds(lin, G, h_l, y, k, eta):
 
     labeled = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(h_l, y), batch_size=50)
     unlabeled = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.arange(G.shape[0])), batch_size=50)
-    strategy = RETRIEVEStrategy(unlabeled, labeled, LastLayer(), None, None, CrossEntropy(reduce=False), eta,
-                                "cpu", C, True, "Supervised", "Stochastic", logging.getLogger("cords"), valid=True)
+    strategy = RETRIEVEStrategy(
+        unlabeled,
+        labeled,
+        LastLayer(),
+        None,
+        None,
+        CrossEntropy(reduce=False),
+        eta,
+        "cpu",
+        C,
+        True,
+        "Supervised",
+        "Stochastic",
+        logging.getLogger("cords"),
+        valid=True,
+    )
     strategy.grads_per_elem = G
     strategy._update_grads_val(first_init=True)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -110,11 +124,15 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args(argv)
     dev = resolve_device(args.device)
-    print(f"hardware: {hardware_summary(dev)}; torch threads {torch.get_num_threads()}; "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"hardware: {hardware_summary(dev)}; torch threads {torch.get_num_threads()}; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     lin, G, h_l, y = make_inputs(args.n, args.n_labeled, args.dim)
-    print(f"task: N = {args.n}, d = {G.shape[1]} (C = {C}, D = {args.dim}), n_L = {args.n_labeled}, "
-          f"k = {args.k}, stochastic greedy eps = 0.01; gradients {G.numel() * 4 / 1e6:.0f} MB float32")
+    print(
+        f"task: N = {args.n}, d = {G.shape[1]} (C = {C}, D = {args.dim}), n_L = {args.n_labeled}, "
+        f"k = {args.k}, stochastic greedy eps = 0.01; gradients {G.numel() * 4 / 1e6:.0f} MB float32"
+    )
     with torch.no_grad():
         Z = lin(h_l)
     Gd, Zd, yd, Hd = G.to(dev), Z.to(dev), y.to(dev), h_l.to(dev)
@@ -126,14 +144,16 @@ def main(argv=None) -> int:
         sel.cpu_s = time.process_time() - c0
         return sel
 
-    run(True)                                                           # warm-up (allocator, threads)
+    run(True)  # warm-up (allocator, threads)
     ours = [run(True) for _ in range(args.repeats)]
     ours_s = statistics.median(r.timings_["total"] for r in ours)
     paper_s = statistics.median(run(False).timings_["total"] for _ in range(args.repeats))
     # on a shared machine the wall-clock time includes waiting for the cores; the process CPU time
     # (all threads) says how much work the selection itself was
-    print(f"sslkit Retrieve(cords_compatible=True): {ours_s:.2f} s (median of {args.repeats}; process CPU "
-          f"{statistics.median(r.cpu_s for r in ours):.2f} s; {ours[0].n_candidates_} candidates per step)")
+    print(
+        f"sslkit Retrieve(cords_compatible=True): {ours_s:.2f} s (median of {args.repeats}; process CPU "
+        f"{statistics.median(r.cpu_s for r in ours):.2f} s; {ours[0].n_candidates_} candidates per step)"
+    )
     print(f"sslkit Retrieve (paper eq. (5)-(7)):     {paper_s:.2f} s")
     target = TARGET_S_GPU if dev.type == "cuda" else TARGET_S_CPU
     ok = ours_s <= target
@@ -149,14 +169,19 @@ def main(argv=None) -> int:
     print(f"CORDS 0.0.4 greedy_algo('Stochastic'):  {scaled:.1f} s{note}")
     speedup = scaled / ours_s
     ok_speed = speedup >= TARGET_SPEEDUP
-    print(f"  speed-up sslkit vs CORDS: {speedup:.0f}x (target >= {TARGET_SPEEDUP:.0f}x): "
-          f"{'PASS' if ok_speed else 'FAIL'}")
+    print(
+        f"  speed-up sslkit vs CORDS: {speedup:.0f}x (target >= {TARGET_SPEEDUP:.0f}x): "
+        f"{'PASS' if ok_speed else 'FAIL'}"
+    )
     if n_c == args.n:
         mine = set(ours[0].indices_.tolist())
-        print(f"  overlap of the two subsets: {len(mine & set(idx)) / args.k:.1%} (different candidate draws); "
-              f"labeled CE after CORDS' step: sslkit {labeled_loss_after_cords_step(lin, G, h_l, y, ours[0].indices_.tolist(), args.eta):.4f}, "
-              f"CORDS {labeled_loss_after_cords_step(lin, G, h_l, y, idx, args.eta):.4f}, "
-              f"before the step {float(torch.nn.functional.cross_entropy(Z, y)):.4f}")
+        print(
+            f"  overlap of the two subsets: {len(mine & set(idx)) / args.k:.1%} (different candidate draws); "
+            f"labeled CE after CORDS' step: sslkit "
+            f"{labeled_loss_after_cords_step(lin, G, h_l, y, ours[0].indices_.tolist(), args.eta):.4f}, "
+            f"CORDS {labeled_loss_after_cords_step(lin, G, h_l, y, idx, args.eta):.4f}, "
+            f"before the step {float(torch.nn.functional.cross_entropy(Z, y)):.4f}"
+        )
     return 0 if ok and ok_speed else 1
 
 

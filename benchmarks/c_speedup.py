@@ -39,9 +39,11 @@ def main(argv=None) -> int:
         share = r["selection_cpu_seconds"] / r["cpu_seconds"]
         passed = speedup >= bound
         ok &= passed
-        print(f"  budget {f:.0%}: Retrieve {r['cpu_seconds']:.2f} s CPU ({r['iterations']} iterations, "
-              f"selection {share:.1%} of it), speed-up {speedup:.2f}x vs target {bound:.2f}x "
-              f"(ideal {1 / f:.1f}x): {'PASS' if passed else 'FAIL'}")
+        print(
+            f"  budget {f:.0%}: Retrieve {r['cpu_seconds']:.2f} s CPU ({r['iterations']} iterations, "
+            f"selection {share:.1%} of it), speed-up {speedup:.2f}x vs target {bound:.2f}x "
+            f"(ideal {1 / f:.1f}x): {'PASS' if passed else 'FAIL'}"
+        )
     return 0 if ok else 1
 
 

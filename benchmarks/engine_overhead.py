@@ -37,7 +37,7 @@ def bare_loop(X, y, steps, device, seed):
     while done < steps:
         perm = torch.randperm(len(Xt), generator=g).to(device)
         for i in range(0, len(Xt), 64):
-            idx = perm[i:i + 64]
+            idx = perm[i : i + 64]
             logits, _ = model(Xt[idx])
             loss = F.cross_entropy(logits, yt[idx])
             opt.zero_grad(set_to_none=True)
@@ -70,19 +70,21 @@ def main() -> int:
     args = ap.parse_args()
     device = resolve_device(args.device)
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(640, 30)).astype(np.float32)   # 10 batches of 64 per epoch
+    X = rng.normal(size=(640, 30)).astype(np.float32)  # 10 batches of 64 per epoch
     y = (X[:, 0] + 0.5 * rng.normal(size=640) > 0).astype(np.int64)
-    steps = args.steps - args.steps % 10                 # whole epochs for both loops
+    steps = args.steps - args.steps % 10  # whole epochs for both loops
     engine_loop(X, y, 20, device, 0), bare_loop(X, y, 20, device, 0)  # warm-up
     bare, eng = [], []
-    for r in range(args.repeats):                        # interleaved, so drift hits both alike
+    for r in range(args.repeats):  # interleaved, so drift hits both alike
         bare.append(timed(bare_loop, X, y, steps, device, r))
         eng.append(timed(engine_loop, X, y, steps, device, r))
     b, e = statistics.median(bare), statistics.median(eng)
     ratio = e / b
     print(f"hardware: {hardware_summary(args.device)}; torch threads: {torch.get_num_threads()}")
-    print(f"{steps} steps, median of {args.repeats}: bare loop {b:.2f} s ({1e3 * b / steps:.2f} ms/step), "
-          f"Trainer {e:.2f} s ({1e3 * e / steps:.2f} ms/step)")
+    print(
+        f"{steps} steps, median of {args.repeats}: bare loop {b:.2f} s ({1e3 * b / steps:.2f} ms/step), "
+        f"Trainer {e:.2f} s ({1e3 * e / steps:.2f} ms/step)"
+    )
     print(f"ratio Trainer / bare = {ratio:.2f} (target <= {TARGET}): {'PASS' if ratio <= TARGET else 'FAIL'}")
     return 0 if ratio <= TARGET else 1
 

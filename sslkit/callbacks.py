@@ -87,8 +87,20 @@ class CoresetSelection:
     time), ``strategy_seconds``.
     """
 
-    def __init__(self, strategy, k, *, every=20, warm_epochs=0, gradients="bias", mode="eval", chunk=512,
-                 batch_size=50, seed=0, **strategy_options):
+    def __init__(
+        self,
+        strategy,
+        k,
+        *,
+        every=20,
+        warm_epochs=0,
+        gradients="bias",
+        mode="eval",
+        chunk=512,
+        batch_size=50,
+        seed=0,
+        **strategy_options,
+    ):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         if gradients not in GRADIENTS:
@@ -109,8 +121,9 @@ class CoresetSelection:
 
     def hooks(self) -> list[Hook]:
         """The selection hook: before epoch ``warm_epochs + 1``, then before every ``every``-th epoch after."""
-        return [Hook(self.select, start=self.warm_epochs, every=self.every, unit="epoch", when="before",
-                     name="coreset")]
+        return [
+            Hook(self.select, start=self.warm_epochs, every=self.every, unit="epoch", when="before", name="coreset")
+        ]
 
     # ---------------------------------------------------------------------------------- selection
     def select(self, trainer) -> None:
@@ -118,8 +131,9 @@ class CoresetSelection:
         t0, c0 = time.perf_counter(), time.process_time()
         sampler = trainer.sampler_
         if sampler is None:
-            raise ValueError("CoresetSelection needs an algorithm that uses unlabeled data (the trainer has no "
-                             "unlabeled sampler)")
+            raise ValueError(
+                "CoresetSelection needs an algorithm that uses unlabeled data (the trainer has no unlabeled sampler)"
+            )
         if self.k > sampler.n:
             raise ValueError(f"k = {self.k} exceeds the unlabeled pool ({sampler.n} samples)")
         draw = len(self.selections_)
@@ -139,17 +153,25 @@ class CoresetSelection:
             chosen = self._strategy(trainer).fit(*args)
         strategy_seconds = time.perf_counter() - t_strategy
         sampler.restrict(chosen.indices_, chosen.weights_)
-        self.selections_.append({"epoch": trainer.epoch, "indices": chosen.indices_.clone(),
-                                 "weights": chosen.weights_.clone(), "seconds": time.perf_counter() - t0,
-                                 "cpu_seconds": time.process_time() - c0, "strategy_seconds": strategy_seconds})
+        self.selections_.append(
+            {
+                "epoch": trainer.epoch,
+                "indices": chosen.indices_.clone(),
+                "weights": chosen.weights_.clone(),
+                "seconds": time.perf_counter() - t0,
+                "cpu_seconds": time.process_time() - c0,
+                "strategy_seconds": strategy_seconds,
+            }
+        )
 
     def _strategy(self, trainer):
         if self.strategy == "retrieve":
             # α_t: the scheduled learning rate (eq. 3); CORDS passes the base rate (D4)
             lr = trainer.lr if self.options.get("cords_compatible") else trainer.optimizer_.param_groups[0]["lr"]
             lam = float(getattr(trainer.algorithm, "lambda_u", 1.0))
-            return Retrieve(self.k, lr=lr, lam=lam if lam > 0 else 1.0, seed=self.seed + len(self.selections_),
-                            **self.options)
+            return Retrieve(
+                self.k, lr=lr, lam=lam if lam > 0 else 1.0, seed=self.seed + len(self.selections_), **self.options
+            )
         if self.strategy == "craig":
             return Craig(self.k, batch_size=self.batch_size)
         if self.strategy == "crust":
@@ -176,24 +198,37 @@ class CoresetSelection:
                 # one labeled row rides along (the losses need a labeled batch; only the unlabeled part is used)
                 for i in range(0, X_u.shape[0], self.chunk):
                     idx = torch.arange(i, min(i + self.chunk, X_u.shape[0]), device=X_u.device)
-                    batch = Batch(X_l[:1], y_l[:1], X_u[idx], idx, None, step=trainer.iteration,
-                                  epoch=trainer.epoch, update_state=False)
+                    batch = Batch(
+                        X_l[:1],
+                        y_l[:1],
+                        X_u[idx],
+                        idx,
+                        None,
+                        step=trainer.iteration,
+                        epoch=trainer.epoch,
+                        update_state=False,
+                    )
                     out = algo.loss(model, batch)
                     u = out.unlabeled
                     if u is None or u.logits is None:
-                        raise ValueError(f"{type(algo).__name__} returns no per-sample unlabeled losses with their "
-                                         "logits (LossOutput.unlabeled): it cannot be used for gradient-based "
-                                         "coreset selection")
+                        raise ValueError(
+                            f"{type(algo).__name__} returns no per-sample unlabeled losses with their "
+                            "logits (LossOutput.unlabeled): it cannot be used for gradient-based "
+                            "coreset selection"
+                        )
                     if self.gradients == "bias_weight" and u.features is None:
-                        raise ValueError("gradients='bias_weight' needs the penultimate features: the model must "
-                                         "return (logits, features)")
+                        raise ValueError(
+                            "gradients='bias_weight' needs the penultimate features: the model must "
+                            "return (logits, features)"
+                        )
                     g0 = logit_gradients(u.masked(), u.logits)
-                    rows.append(last_layer_gradients(g0, u.features.detach() if self.gradients == "bias_weight"
-                                                     else None))
+                    rows.append(
+                        last_layer_gradients(g0, u.features.detach() if self.gradients == "bias_weight" else None)
+                    )
                 with torch.no_grad():
                     Z_l, H_l = [], []
                     for i in range(0, X_l.shape[0], self.chunk):
-                        z, h = forward(model, X_l[i:i + self.chunk])
+                        z, h = forward(model, X_l[i : i + self.chunk])
                         Z_l.append(z.float())
                         H_l.append(None if h is None else h.float())
         finally:
@@ -205,8 +240,10 @@ class CoresetSelection:
         return G, Z, y_l, H
 
     def __repr__(self):
-        return (f"CoresetSelection({self.strategy!r}, k={self.k}, every={self.every}, warm_epochs={self.warm_epochs}, "
-                f"gradients={self.gradients!r}, mode={self.mode!r})")
+        return (
+            f"CoresetSelection({self.strategy!r}, k={self.k}, every={self.every}, warm_epochs={self.warm_epochs}, "
+            f"gradients={self.gradients!r}, mode={self.mode!r})"
+        )
 
 
 class WallClockStop:
@@ -214,15 +251,21 @@ class WallClockStop:
     every iteration): paper C's Full-EarlyStop, the full run stopped at another run's wall-clock."""
 
     def __init__(self, seconds: float):
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) \
-                or seconds <= 0:
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float))
+            or not math.isfinite(seconds)
+            or seconds <= 0
+        ):
             raise ValueError(f"seconds must be a positive finite number, got {seconds!r}")
         self.seconds = float(seconds)
         self.start_ = None
 
     def hooks(self) -> list[Hook]:
-        return [Hook(self._start, every=None, unit="epoch", when="before", name="wall_clock_start"),
-                Hook(self._check, unit="iteration", name="wall_clock_stop")]
+        return [
+            Hook(self._start, every=None, unit="epoch", when="before", name="wall_clock_start"),
+            Hook(self._check, unit="iteration", name="wall_clock_stop"),
+        ]
 
     def _start(self, trainer) -> None:
         self.start_ = time.perf_counter()

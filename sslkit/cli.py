@@ -33,7 +33,8 @@ def _build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="notebook parameter; VALUE is read as a Python literal when it is one (3, 0.5, True, 'x'), else as a string",
+        help="notebook parameter; VALUE is read as a Python literal when it is one (3, 0.5, True, 'x'), "
+        "else as a string",
     )
     rep.add_argument("--out", default="_build/reproduce", metavar="DIR", help="folder of the executed notebook")
     rep.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")

@@ -33,7 +33,8 @@ The algorithm computes the loss of one :class:`~sslkit.algorithms.Batch` (the co
   ``d * ema + (1 - d) * param`` (starting from the initial parameters) and the buffers (BatchNorm
   statistics) are **copied**, as in USB; ``ema_warmup=True`` uses ``d_t = min(d, 1 - 1/(t+1))`` after the
   t-th step (Mean Teacher's warm-up). The EMA model exists once and is the algorithms' teacher
-  (``ctx.ema_model`` at setup, e.g. :class:`~sslkit.algorithms.MeanTeacher`). When EMA is on, validation, early stopping,
+  (``ctx.ema_model`` at setup, e.g. :class:`~sslkit.algorithms.MeanTeacher`). When EMA is on, validation, early
+  stopping,
   :meth:`Trainer.predict`, :meth:`Trainer.predict_proba` and :meth:`Trainer.score` use the EMA weights
   (``trainer.ema_model_``); ``trainer.model`` keeps the raw weights (``trainer.eval_model`` is whichever is
   used for evaluation).
@@ -120,8 +121,12 @@ class EarlyStopping:
     def __post_init__(self):
         self.patience = check_count(self.patience, "patience", allow_zero=False)
         self.start_epoch = check_count(self.start_epoch, "start_epoch")
-        if isinstance(self.min_delta, bool) or not isinstance(self.min_delta, numbers.Real) \
-                or not math.isfinite(self.min_delta) or self.min_delta < 0:
+        if (
+            isinstance(self.min_delta, bool)
+            or not isinstance(self.min_delta, numbers.Real)
+            or not math.isfinite(self.min_delta)
+            or self.min_delta < 0
+        ):
             raise ValueError(f"min_delta must be a finite number >= 0, got {self.min_delta!r}")
         self.min_delta = float(self.min_delta)
         if not isinstance(self.watch_warmup, (bool, np.bool_)):
@@ -135,6 +140,7 @@ class EarlyStopping:
 
 # ----------------------------------------------------------------------------------------- data checks
 
+
 def _as_features(X, name: str, device: torch.device) -> torch.Tensor:
     """Validate a feature array (numpy or tensor, n rows, floating, finite) and return float32 on device."""
     if isinstance(X, torch.Tensor):
@@ -145,8 +151,9 @@ def _as_features(X, name: str, device: torch.device) -> torch.Tensor:
         except TypeError as exc:
             raise TypeError(f"{name} must be a numeric numpy array or torch tensor, got {type(X).__name__}") from exc
     if not t.is_floating_point():
-        raise TypeError(f"{name} must have a floating dtype, got {t.dtype} (convert images with "
-                        "sslkit.data.images_to_tensor)")
+        raise TypeError(
+            f"{name} must have a floating dtype, got {t.dtype} (convert images with sslkit.data.images_to_tensor)"
+        )
     if t.dim() < 2:
         raise ValueError(f"{name} must have shape (n_samples, ...) with at least 2 dimensions, got {tuple(t.shape)}")
     if t.shape[0] == 0:
@@ -200,7 +207,7 @@ class _PermutationStream:
         while self.buffer.numel() < self.batch_size:
             perm = torch.randperm(self.n, generator=self.generator).to(self.device)
             self.buffer = torch.cat([self.buffer, perm])
-        batch, self.buffer = self.buffer[:self.batch_size], self.buffer[self.batch_size:]
+        batch, self.buffer = self.buffer[: self.batch_size], self.buffer[self.batch_size :]
         return batch
 
 
@@ -214,8 +221,10 @@ class UnlabeledSampler:
     """
 
     def __init__(self, n: int, batch_size: int, generator: torch.Generator, device: torch.device):
-        self.n, self.batch_size = check_count(n, "n", allow_zero=False), check_count(batch_size, "batch_size",
-                                                                                      allow_zero=False)
+        self.n, self.batch_size = (
+            check_count(n, "n", allow_zero=False),
+            check_count(batch_size, "batch_size", allow_zero=False),
+        )
         self.generator, self.device = generator, device
         self.indices = self.weights = None
         self._stream = _PermutationStream(n, batch_size, generator, device)
@@ -234,11 +243,14 @@ class UnlabeledSampler:
         None = all 1) multiplying its unlabeled loss."""
         idx = torch.as_tensor(indices)
         if idx.dtype == torch.bool or idx.is_floating_point() or idx.dim() != 1 or idx.numel() == 0:
-            raise ValueError(f"indices must be a non-empty 1-D integer array, got {idx.dtype} of shape {tuple(idx.shape)}")
+            raise ValueError(
+                f"indices must be a non-empty 1-D integer array, got {idx.dtype} of shape {tuple(idx.shape)}"
+            )
         idx = idx.to(torch.int64).cpu()
         if int(idx.min()) < 0 or int(idx.max()) >= self.n:
-            raise ValueError(f"indices must lie in [0, {self.n}) (the unlabeled pool), got [{int(idx.min())}, "
-                             f"{int(idx.max())}]")
+            raise ValueError(
+                f"indices must lie in [0, {self.n}) (the unlabeled pool), got [{int(idx.min())}, {int(idx.max())}]"
+            )
         if torch.unique(idx).numel() != idx.numel():
             raise ValueError("indices must be distinct (a coreset is a set)")
         w = None
@@ -265,6 +277,7 @@ class UnlabeledSampler:
 
 
 # ----------------------------------------------------------------------------------------------- trainer
+
 
 class Trainer:
     """Train ``model`` with ``algorithm``; scikit-learn-like ``fit`` / ``predict`` / ``score``.
@@ -301,11 +314,33 @@ class Trainer:
     (None without EMA), ``amp_dtype_`` (None when autocast is off).
     """
 
-    def __init__(self, model, algorithm, *, device="auto", optimizer="adam", lr=1e-3, weight_decay=1e-4,
-                 momentum=0.9, nesterov=True, schedule=None, epochs=200, iterations_per_epoch=None,
-                 batch_size=64, unlabeled_batch_size=256, ema_decay=None, amp="auto", early_stopping=None,
-                 hooks=(), seed=0, progress=True, num_classes=None, decay_norm_and_bias=True, total_steps=None,
-                 ema_warmup=False):
+    def __init__(
+        self,
+        model,
+        algorithm,
+        *,
+        device="auto",
+        optimizer="adam",
+        lr=1e-3,
+        weight_decay=1e-4,
+        momentum=0.9,
+        nesterov=True,
+        schedule=None,
+        epochs=200,
+        iterations_per_epoch=None,
+        batch_size=64,
+        unlabeled_batch_size=256,
+        ema_decay=None,
+        amp="auto",
+        early_stopping=None,
+        hooks=(),
+        seed=0,
+        progress=True,
+        num_classes=None,
+        decay_norm_and_bias=True,
+        total_steps=None,
+        ema_warmup=False,
+    ):
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         if not isinstance(algorithm, SSLAlgorithm):
@@ -322,13 +357,17 @@ class Trainer:
         self.epochs = check_count(epochs, "epochs", allow_zero=False)
         if iterations_per_epoch == "unlabeled":
             if not algorithm.uses_unlabeled:
-                raise ValueError(f"iterations_per_epoch='unlabeled' needs an algorithm that uses unlabeled data; "
-                                 f"{algorithm.name!r} does not")
+                raise ValueError(
+                    f"iterations_per_epoch='unlabeled' needs an algorithm that uses unlabeled data; "
+                    f"{algorithm.name!r} does not"
+                )
             self.iterations_per_epoch = "unlabeled"
         else:
-            self.iterations_per_epoch = (None if iterations_per_epoch is None
-                                         else check_count(iterations_per_epoch, "iterations_per_epoch",
-                                                          allow_zero=False))
+            self.iterations_per_epoch = (
+                None
+                if iterations_per_epoch is None
+                else check_count(iterations_per_epoch, "iterations_per_epoch", allow_zero=False)
+            )
         self.total_steps = None if total_steps is None else check_count(total_steps, "total_steps", allow_zero=False)
         if not isinstance(ema_warmup, bool):
             raise TypeError(f"ema_warmup must be True or False, got {ema_warmup!r}")
@@ -348,8 +387,10 @@ class Trainer:
         hooks = list(hooks)
         for h in hooks:
             if not isinstance(h, Hook):
-                raise TypeError(f"hooks must contain Hook objects (wrap a function as Hook(fn, every=..., "
-                                f"unit=...)), got {type(h).__name__}")
+                raise TypeError(
+                    f"hooks must contain Hook objects (wrap a function as Hook(fn, every=..., "
+                    f"unit=...)), got {type(h).__name__}"
+                )
         if num_classes is not None:
             num_classes = check_count(num_classes, "num_classes", allow_zero=False)
 
@@ -440,8 +481,10 @@ class Trainer:
         with torch.no_grad(), _eval_mode(model):
             width = logits_of(model, Xl[:2])
         if width.dim() != 2 or width.shape[1] != k:
-            raise ValueError(f"model outputs logits of shape {tuple(width.shape)} but num_classes is {k}"
-                             + (" (inferred from the labels; pass num_classes)" if self.num_classes is None else ""))
+            raise ValueError(
+                f"model outputs logits of shape {tuple(width.shape)} but num_classes is {k}"
+                + (" (inferred from the labels; pass num_classes)" if self.num_classes is None else "")
+            )
 
     def _prepare_training(self, device, seed_l: int, seed_u: int) -> None:
         """Sampler, EMA teacher, the algorithm's setup, callbacks, optimiser, mixed precision, counters."""
@@ -449,10 +492,10 @@ class Trainer:
         n_l, Xu = data["X_l"].shape[0], data["X_u"]
         gen_l, gen_u = make_generator(seed_l), make_generator(seed_u)
         self._gen_l = gen_l
-        self.sampler_ = UnlabeledSampler(Xu.shape[0], self.unlabeled_batch_size, gen_u, device) if Xu is not None \
-            else None
-        self._l_stream = (_PermutationStream(n_l, self.batch_size, gen_l, device)
-                          if self.iterations_per_epoch else None)
+        self.sampler_ = (
+            UnlabeledSampler(Xu.shape[0], self.unlabeled_batch_size, gen_u, device) if Xu is not None else None
+        )
+        self._l_stream = _PermutationStream(n_l, self.batch_size, gen_l, device) if self.iterations_per_epoch else None
         if self.iterations_per_epoch == "unlabeled":
             steps_per_epoch = None
             planned = self.epochs * math.ceil(Xu.shape[0] / self.unlabeled_batch_size)
@@ -463,17 +506,30 @@ class Trainer:
         self.ema_model_ = None
         if self.ema_decay is not None:
             self.ema_model_ = copy.deepcopy(model).requires_grad_(False).eval()
-            self._ema_pairs = (list(self.ema_model_.parameters()), list(model.parameters()),
-                               list(self.ema_model_.buffers()), list(model.buffers()))
-        self.context_ = FitContext(num_classes=self.num_classes_, device=device, total_steps=self.total_steps_,
-                                   steps_per_epoch=steps_per_epoch, data=data, ema_model=self.ema_model_)
+            self._ema_pairs = (
+                list(self.ema_model_.parameters()),
+                list(model.parameters()),
+                list(self.ema_model_.buffers()),
+                list(model.buffers()),
+            )
+        self.context_ = FitContext(
+            num_classes=self.num_classes_,
+            device=device,
+            total_steps=self.total_steps_,
+            steps_per_epoch=steps_per_epoch,
+            data=data,
+            ema_model=self.ema_model_,
+        )
         algo.setup(model, self.context_)
         all_hooks = self.hooks + list(algo.hooks())
         for h in all_hooks:
             if not isinstance(h, Hook):
                 raise TypeError(f"{type(algo).__name__}.hooks() must return Hook objects, got {type(h).__name__}")
-        self._hooks = {(w, u): [h for h in all_hooks if h.when == w and h.unit == u]
-                       for w in ("before", "after") for u in ("epoch", "iteration")}
+        self._hooks = {
+            (w, u): [h for h in all_hooks if h.when == w and h.unit == u]
+            for w in ("before", "after")
+            for u in ("epoch", "iteration")
+        }
         self.optimizer_ = self._make_optimizer(model)
         self.amp_dtype_ = None
         if self._resolve_amp(device):
@@ -492,7 +548,7 @@ class Trainer:
         n_l = self.data_["X_l"].shape[0]
         if self._l_stream is None:
             perm = torch.randperm(n_l, generator=self._gen_l).to(device)
-            return (perm[i:i + self.batch_size] for i in range(0, n_l, self.batch_size))
+            return (perm[i : i + self.batch_size] for i in range(0, n_l, self.batch_size))
         n_it = self.iterations_per_epoch
         if n_it == "unlabeled":
             n_it = math.ceil(self.sampler_.size / self.unlabeled_batch_size)
@@ -511,8 +567,15 @@ class Trainer:
             u_idx = u_w = None
             if self.sampler_ is not None:
                 u_idx, u_w = self.sampler_.next()
-            batch = Batch(Xl[idx], yl[idx], Xu[u_idx] if u_idx is not None else None, u_idx, u_w,
-                          step=self.iteration, epoch=self.epoch)
+            batch = Batch(
+                Xl[idx],
+                yl[idx],
+                Xu[u_idx] if u_idx is not None else None,
+                u_idx,
+                u_w,
+                step=self.iteration,
+                epoch=self.epoch,
+            )
             with self._autocast(device):
                 out = algo.loss(model, batch)
             if not isinstance(out, LossOutput):
@@ -536,8 +599,9 @@ class Trainer:
         record = {"epoch": self.epoch, "iterations": n_it}
         record.update({key: float(sums[key]) / counts[key] for key in sums})
         if "loss" in record and not math.isfinite(record["loss"]):
-            raise FloatingPointError(f"training loss is {record['loss']} in epoch {self.epoch}: "
-                                     "lower the learning rate or check the inputs")
+            raise FloatingPointError(
+                f"training loss is {record['loss']} in epoch {self.epoch}: lower the learning rate or check the inputs"
+            )
         self._t_epoch = t_epoch
         return record
 
@@ -617,7 +681,7 @@ class Trainer:
         chunks = []
         with torch.no_grad(), _eval_mode(model), self._autocast(X.device):
             for i in range(0, X.shape[0], batch_size):
-                chunks.append(logits_of(model, X[i:i + batch_size]).float())
+                chunks.append(logits_of(model, X[i : i + batch_size]).float())
         return torch.cat(chunks)
 
     def _accuracy(self, X: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> float:
@@ -633,8 +697,13 @@ class Trainer:
             params = param_groups(model, self.weight_decay)
         if self.optimizer == "adam":
             return torch.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
-        return torch.optim.SGD(params, lr=self.lr, momentum=self.momentum, weight_decay=self.weight_decay,
-                               nesterov=self.nesterov and self.momentum > 0)
+        return torch.optim.SGD(
+            params,
+            lr=self.lr,
+            momentum=self.momentum,
+            weight_decay=self.weight_decay,
+            nesterov=self.nesterov and self.momentum > 0,
+        )
 
     def _set_lr(self, step: int) -> None:
         if self.schedule == "cosine":
@@ -652,8 +721,9 @@ class Trainer:
         if self.amp == "auto":
             return device.type == "cuda"
         if self.amp and device.type != "cuda":
-            warnings.warn(f"amp=True is only supported on CUDA; training on {device} in float32",
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"amp=True is only supported on CUDA; training on {device} in float32", RuntimeWarning, stacklevel=3
+            )
             return False
         return bool(self.amp)
 
@@ -671,6 +741,7 @@ class Trainer:
     def _snapshot(self) -> dict:
         def clone(m):
             return {k: v.detach().clone() for k, v in m.state_dict().items()}
+
         return {"model": clone(self.model), "ema": clone(self.ema_model_) if self.ema_model_ is not None else None}
 
     def _restore(self, state: dict) -> None:
@@ -693,11 +764,14 @@ class Trainer:
         if not self.progress or env in ("0", "false", "no", "off"):
             return None
         from tqdm.auto import tqdm  # imported lazily: tqdm.auto may warn in notebooks without ipywidgets
+
         return tqdm(total=self.epochs, desc=self.algorithm.name, unit="epoch")
 
     def __repr__(self) -> str:
-        return (f"Trainer(model={type(self.model).__name__}, algorithm={self.algorithm!r}, "
-                f"optimizer={self.optimizer!r}, lr={self.lr}, epochs={self.epochs}, seed={self.seed})")
+        return (
+            f"Trainer(model={type(self.model).__name__}, algorithm={self.algorithm!r}, "
+            f"optimizer={self.optimizer!r}, lr={self.lr}, epochs={self.epochs}, seed={self.seed})"
+        )
 
 
 class _eval_mode:

@@ -8,8 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sslkit.algorithms import Batch, FitContext
-from sslkit.algorithms import Hook, LossOutput, SSLAlgorithm, Supervised, frozen_bn, logits_of
+from sslkit.algorithms import Batch, FitContext, Hook, LossOutput, SSLAlgorithm, Supervised, frozen_bn, logits_of
 from sslkit.seeding import derive_seeds, make_generator, seed_everything
 
 torch.set_num_threads(1)
@@ -40,6 +39,7 @@ def same(a, b):
 
 
 # ---------------------------------------------------------------------------------------- frozen_bn
+
 
 def test_frozen_bn_keeps_running_stats_and_restores_updates():
     torch.manual_seed(0)
@@ -83,6 +83,7 @@ def test_frozen_bn_gradients_flow_eval_mode_and_exception_restores():
 
 
 # ---------------------------------------------------------------------------------------- interface
+
 
 def test_loss_output_validation():
     out = LossOutput(torch.tensor(1.5))
@@ -130,6 +131,7 @@ def test_logits_of_tuple_and_tensor():
 
 # ---------------------------------------------------------------------------------------- supervised
 
+
 def test_supervised_loss_is_cross_entropy_with_gradient():
     torch.manual_seed(0)
     model = BNNet().train()
@@ -153,6 +155,7 @@ def test_supervised_loss_is_cross_entropy_with_gradient():
 
 # ---------------------------------------------------------------------------------------- seeding
 
+
 def test_seed_everything_reproduces_all_generators():
     seed_everything(7)
     a = (random.random(), np.random.rand(), torch.rand(3))
@@ -170,8 +173,9 @@ def test_seed_everything_reproduces_all_generators():
 def test_make_generator_and_derive_seeds():
     g1, g2 = make_generator(3), make_generator(3)
     assert torch.equal(torch.randperm(20, generator=g1), torch.randperm(20, generator=g2))
-    assert not torch.equal(torch.randperm(20, generator=make_generator(3)),
-                           torch.randperm(20, generator=make_generator(4)))
+    assert not torch.equal(
+        torch.randperm(20, generator=make_generator(3)), torch.randperm(20, generator=make_generator(4))
+    )
     s = derive_seeds(0, 3)
     assert s == derive_seeds(0, 3) and len(set(s)) == 3 and all(0 <= v < 2**63 for v in s)
     assert derive_seeds(1, 3) != s and derive_seeds(0, 0) == []

@@ -9,10 +9,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sslkit.algorithms import Batch, FitContext
 from sslkit.algorithms import (
     PNU,
     VAT,
+    Batch,
+    FitContext,
     FixMatch,
     LinearRiskAlgorithm,
     OursEC,
@@ -85,6 +86,7 @@ def blobs(n_per_class, seed, k=3, d=2):
 
 # ------------------------------------------------------------------------- Horvitz-Thompson batches
 
+
 def test_batch_component_risks_is_unbiased_by_exact_enumeration():
     torch.manual_seed(0)
     y = torch.tensor([0, 1, 1, 2, 2, 2])
@@ -105,6 +107,7 @@ def test_batch_component_risks_is_unbiased_by_exact_enumeration():
 
 
 # ------------------------------------------------------------------------- the a of each method
+
 
 def test_supervised_risk_equals_pn_risk_and_ignores_unlabeled():
     torch.manual_seed(0)
@@ -167,13 +170,15 @@ def test_counts_from_the_fit_context_and_clear_errors():
 
 # ------------------------------------------------------------------------- nn-correction
 
+
 def _violating_case():
     """k = 2, θ = (.5, .5): class-1 labeled samples are confidently class 1 (large loss at label 0) and the
     unlabeled samples have a small loss at label 0, so Δ_0 = R_U0 - θ_1 R_10 < 0 while Δ_1 > 0."""
     model = Table(8, 2)
     with torch.no_grad():
-        model.W.copy_(torch.tensor([[2.0, -1], [1.5, -0.5], [-2, 2.5], [-1.5, 2], [-2, 3],
-                                    [3.0, -1], [2.5, -2], [-0.5, 0.2]]))
+        model.W.copy_(
+            torch.tensor([[2.0, -1], [1.5, -0.5], [-2, 2.5], [-1.5, 2], [-2, 3], [3.0, -1], [2.5, -2], [-0.5, 0.2]])
+        )
     return model, ids(0, 5), torch.tensor([0, 0, 1, 1, 1]), ids(5, 8)
 
 
@@ -201,7 +206,9 @@ def test_nn_correction_logs_clipped_risk_and_follows_the_gradient_rule(rule):
     assert float(out.logs["loss"]) == pytest.approx(float(clipped.detach()), rel=1e-6)
     assert float(out.logs["risk_raw"]) == pytest.approx(float(raw.detach()), rel=1e-6)
     assert float(out.logs["delta_0"]) == pytest.approx(float(delta[0].detach()), rel=1e-6)
-    assert float(out.logs["delta_nn_0"]) == 0.0 and float(out.logs["delta_nn_1"]) == pytest.approx(float(delta[1].detach()), rel=1e-6)
+    assert float(out.logs["delta_nn_0"]) == 0.0 and float(out.logs["delta_nn_1"]) == pytest.approx(
+        float(delta[1].detach()), rel=1e-6
+    )
     assert float(out.logs["nn_violations"]) == 1.0
     c = 1 - a / prior  # (0.6, 0.4)
     if rule == "per_term":
@@ -248,8 +255,9 @@ def _fit_ours_iter(epochs, val_counts=(10, 10, 10), **options):
     torch.manual_seed(0)
     model = MLP(2, 3, hidden=(16,), dropout=0.0)
     algo = OursIter(ITER_PRIOR, n_per_class=np.bincount(y), **options)
-    tr = Trainer(model, algo, epochs=epochs, batch_size=8, unlabeled_batch_size=16, device="cpu", progress=False,
-                 seed=0)
+    tr = Trainer(
+        model, algo, epochs=epochs, batch_size=8, unlabeled_batch_size=16, device="cpu", progress=False, seed=0
+    )
     tr.fit(X, y, Xu, Xv, yv)
     model.eval()
     return tr, model, algo, {"X": X, "y": y, "Xu": Xu, "Xv": Xv, "yv": yv}
@@ -262,8 +270,13 @@ def _ce_losses(model, X):
 
 def test_ours_iter_updates_a_at_the_scheduled_epochs_with_optimal_a_from_validation_losses():
     prior = ITER_PRIOR
-    assert [e for e in range(1, 12) if OursIter(prior, warmup_epochs=3, update_every=2).is_update_epoch(e)] \
-        == [3, 5, 7, 9, 11]
+    assert [e for e in range(1, 12) if OursIter(prior, warmup_epochs=3, update_every=2).is_update_epoch(e)] == [
+        3,
+        5,
+        7,
+        9,
+        11,
+    ]
     tr, model, algo, d = _fit_ours_iter(7, warmup_epochs=3, update_every=2)
     assert [e for e, _ in algo.a_history_] == [0, 3, 5, 7]
     assert np.allclose(algo.a_history_[0][1], prior)
@@ -282,10 +295,11 @@ def test_ours_iter_rare_class_rows_adds_the_labeled_rows_of_classes_with_under_t
     # class 1 has a single validation row
     _, model, algo, d = _fit_ours_iter(3, val_counts=(10, 1, 10), warmup_epochs=1, rare_class_rows="labeled")
     X, y = d["X"], d["y"]
-    Xc = np.concatenate([d["Xv"], X[y == 1]])      # validation rows + class 1's labeled rows
+    Xc = np.concatenate([d["Xv"], X[y == 1]])  # validation rows + class 1's labeled rows
     yc = np.concatenate([d["yv"], y[y == 1]])
-    expect = optimal_a(loss_covariances(_ce_losses(model, Xc), yc, 3, shrinkage=0.5), ITER_PRIOR, np.bincount(y),
-                       ridge=1e-4)
+    expect = optimal_a(
+        loss_covariances(_ce_losses(model, Xc), yc, 3, shrinkage=0.5), ITER_PRIOR, np.bincount(y), ridge=1e-4
+    )
     assert np.allclose(algo.a_, expect, rtol=1e-5, atol=1e-7)
     # without the option the single row gives class 1 no covariance
     with pytest.raises(ValueError):
@@ -298,8 +312,9 @@ def test_ours_iter_finite_unlabeled_minimises_the_variance_at_the_actual_n_u():
     _, model, algo, d = _fit_ours_iter(3, warmup_epochs=1, finite_unlabeled=True)
     C = loss_covariances(_ce_losses(model, d["Xv"]), d["yv"], 3, shrinkage=0.5)
     n = np.bincount(d["y"])
-    expect = optimal_a(C, ITER_PRIOR, n, ridge=1e-4, n_unlabeled=90,
-                       unlabeled_covariance=np.cov(_ce_losses(model, d["Xu"]).T))
+    expect = optimal_a(
+        C, ITER_PRIOR, n, ridge=1e-4, n_unlabeled=90, unlabeled_covariance=np.cov(_ce_losses(model, d["Xu"]).T)
+    )
     assert np.allclose(algo.a_, expect, rtol=1e-5, atol=1e-7)
     assert not np.allclose(expect, optimal_a(C, ITER_PRIOR, n, ridge=1e-4), atol=1e-4)  # n_U matters
     with pytest.raises(TypeError, match="finite_unlabeled"):
@@ -318,19 +333,23 @@ def test_ours_iter_without_validation_data_raises():
 
 # ------------------------------------------------------------------------- unlabeled gradients
 
+
 def _param_grad(model, loss):
     grads = torch.autograd.grad(loss, [p for p in model.parameters() if p.requires_grad], allow_unused=True)
     return torch.cat([torch.zeros(0) if g is None else g.flatten() for g in grads])
 
 
-@pytest.mark.parametrize("make", [
-    lambda: OursEC([0.5, 0.5], n_per_class=[4, 12]),
-    lambda: PNU([0.5, 0.5], n_per_class=[4, 12]),
-    lambda: LinearRiskAlgorithm([0.5, 0.5], [0.3, 0.1], n_per_class=[4, 12]),
-    lambda: PseudoLabel(0.0, warmup_epochs=0),
-    lambda: VAT(1.0),
-    lambda: FixMatch(0.0),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: OursEC([0.5, 0.5], n_per_class=[4, 12]),
+        lambda: PNU([0.5, 0.5], n_per_class=[4, 12]),
+        lambda: LinearRiskAlgorithm([0.5, 0.5], [0.3, 0.1], n_per_class=[4, 12]),
+        lambda: PseudoLabel(0.0, warmup_epochs=0),
+        lambda: VAT(1.0),
+        lambda: FixMatch(0.0),
+    ],
+)
 def test_unlabeled_part_of_each_ssl_loss_has_a_nonzero_parameter_gradient(make):
     torch.manual_seed(0)
     model = MLP(4, 2, hidden=(16,), dropout=0.0)
@@ -345,6 +364,7 @@ def test_unlabeled_part_of_each_ssl_loss_has_a_nonzero_parameter_gradient(make):
 
 
 # ------------------------------------------------------------------------- Pseudo-Label
+
 
 def test_pseudo_labels_only_above_threshold_and_loss_is_mean_over_whole_batch():
     logits = torch.log(torch.tensor([[0.96, 0.04], [0.6, 0.4], [0.05, 0.95], [0.2, 0.8]]))
@@ -361,7 +381,9 @@ def test_pseudo_labels_only_above_threshold_and_loss_is_mean_over_whole_batch():
     ce_u = F.cross_entropy(model.W[4:], labels, reduction="none")
     unsup = (ce_u * mask).sum() / 4  # normalised by the whole unlabeled batch (4), not by the 2 confident
     assert float(out.logs["unsup_loss"]) == pytest.approx(float(unsup.detach()), rel=1e-6)
-    assert float(out.loss.detach()) == pytest.approx(float((F.cross_entropy(model.W[:4], y_l) + 2 * unsup).detach()), rel=1e-6)
+    assert float(out.loss.detach()) == pytest.approx(
+        float((F.cross_entropy(model.W[:4], y_l) + 2 * unsup).detach()), rel=1e-6
+    )
     assert float(out.logs["mask_rate"]) == 0.5
 
 
@@ -378,6 +400,7 @@ def test_pseudo_label_warmup_then_teacher_is_frozen():
 
 
 # ------------------------------------------------------------------------- VAT
+
 
 def test_vat_keeps_bn_running_stats_and_uses_only_d_gradients():
     torch.manual_seed(0)
@@ -402,6 +425,7 @@ def test_vat_keeps_bn_running_stats_and_uses_only_d_gradients():
 
 
 # ------------------------------------------------------------------------- supervised term of PL / VAT
+
 
 def test_prior_weighted_ce_is_an_unbiased_batch_estimate_of_the_pn_risk():
     gen = torch.Generator().manual_seed(3)
@@ -451,6 +475,7 @@ def test_pl_and_vat_with_a_prior_use_the_pn_risk_as_supervised_term(make):
 
 # ------------------------------------------------------------------------- FixMatch
 
+
 def test_fixmatch_mask_threshold_and_mean_over_whole_batch():
     weak = torch.log(torch.tensor([[0.97, 0.03], [0.5, 0.5], [0.1, 0.9]]))
     strong = torch.tensor([[0.0, 1.0], [2.0, 0.0], [1.0, 1.0]])
@@ -483,14 +508,23 @@ def test_fixmatch_views_normalisation_and_auto_augment():
 
 # ------------------------------------------------------------------------- end to end
 
+
 @pytest.mark.parametrize("make", [lambda n: OursEC([0.5, 0.5], n_per_class=n), lambda n: VAT(1.0)])
 def test_short_fit_on_gaussian_pair_beats_chance(make):
     Xl, yl = gaussian_pair((20, 20), seed=0)
     Xu, _ = gaussian_pair(300, seed=1)
     Xt, yt = gaussian_pair(2000, seed=3)
     torch.manual_seed(0)
-    tr = Trainer(MLP(2, 2, hidden=(32, 32)), make(np.bincount(yl)), epochs=15, batch_size=16,
-                 unlabeled_batch_size=64, device="cpu", progress=False, seed=0).fit(Xl, yl, Xu)
+    tr = Trainer(
+        MLP(2, 2, hidden=(32, 32)),
+        make(np.bincount(yl)),
+        epochs=15,
+        batch_size=16,
+        unlabeled_batch_size=64,
+        device="cpu",
+        progress=False,
+        seed=0,
+    ).fit(Xl, yl, Xu)
     assert tr.score(Xt, yt) > 0.65  # Bayes accuracy 0.76, chance 0.5
 
 
@@ -501,7 +535,7 @@ def test_eval_logits_matches_the_eval_forward_in_chunks_and_restores_modes():
     model = MLP(2, 3, hidden=(8,), dropout=0.5)
     X = torch.randn(7, 2)
     model.train()
-    out = eval_logits(model, X, chunk=3)                      # dropout off, three chunks
+    out = eval_logits(model, X, chunk=3)  # dropout off, three chunks
     model.eval()
     with torch.no_grad():
         assert torch.allclose(out, model(X)[0])

@@ -29,11 +29,17 @@ def _find_shift(out, img, max_shift):
     return None
 
 
-@pytest.mark.parametrize("fn,shape", [
-    (A.tabular_weak, (50, 7)), (A.tabular_strong, (50, 7)),
-    (A.mnist_weak, (6, 1, 28, 28)), (A.mnist_strong, (6, 1, 28, 28)),
-    (A.cifar_weak, (6, 3, 32, 32)), (A.cifar_strong, (6, 3, 32, 32)),
-])
+@pytest.mark.parametrize(
+    "fn,shape",
+    [
+        (A.tabular_weak, (50, 7)),
+        (A.tabular_strong, (50, 7)),
+        (A.mnist_weak, (6, 1, 28, 28)),
+        (A.mnist_strong, (6, 1, 28, 28)),
+        (A.cifar_weak, (6, 3, 32, 32)),
+        (A.cifar_strong, (6, 3, 32, 32)),
+    ],
+)
 def test_shapes_ranges_and_determinism(fn, shape):
     x = torch.rand(shape)
     torch.manual_seed(3)

@@ -32,22 +32,31 @@ def fit(strategy, *, epochs=7, every=3, warm=0, algo=None, k=40, **opts):
     X_l, y_l, X_u = data()
     cb = CoresetSelection(strategy, k, every=every, warm_epochs=warm, batch_size=10, seed=1, **opts)
     torch.manual_seed(0)
-    tr = Trainer(MLP(5, 2, hidden=(16,)), algo or VAT(1.0), epochs=epochs, iterations_per_epoch="unlabeled",
-                 batch_size=10, unlabeled_batch_size=10, hooks=cb.hooks(), progress=False, seed=0)
+    tr = Trainer(
+        MLP(5, 2, hidden=(16,)),
+        algo or VAT(1.0),
+        epochs=epochs,
+        iterations_per_epoch="unlabeled",
+        batch_size=10,
+        unlabeled_batch_size=10,
+        hooks=cb.hooks(),
+        progress=False,
+        seed=0,
+    )
     return tr.fit(X_l, y_l, X_u), cb
 
 
 def test_selection_schedule_random_start_and_restricted_sampler():
     tr, cb = fit("retrieve", epochs=7, every=3)
-    assert [s["epoch"] for s in cb.selections_] == [0, 3, 6]       # before epochs 1, 4, 7
-    assert [r["iterations"] for r in tr.history_] == [4] * 7        # ceil(40 / 10) per coreset epoch
+    assert [s["epoch"] for s in cb.selections_] == [0, 3, 6]  # before epochs 1, 4, 7
+    assert [r["iterations"] for r in tr.history_] == [4] * 7  # ceil(40 / 10) per coreset epoch
     first, last = cb.selections_[0], cb.selections_[-1]
     assert first["indices"].numel() == 40 and torch.equal(tr.sampler_.indices.cpu(), last["indices"])
-    selection = sum(s["seconds"] for s in cb.selections_)   # the hook's clock holds the selections, little else
+    selection = sum(s["seconds"] for s in cb.selections_)  # the hook's clock holds the selections, little else
     assert selection <= tr.timings_["hook:coreset"] <= selection + 0.05
     tr2, cb2 = fit("retrieve", epochs=7, every=3, warm=2)
     assert [s["epoch"] for s in cb2.selections_] == [2, 5]
-    assert [r["iterations"] for r in tr2.history_] == [12, 12, 4, 4, 4, 4, 4]   # full pool while warm
+    assert [r["iterations"] for r in tr2.history_] == [12, 12, 4, 4, 4, 4, 4]  # full pool while warm
 
 
 def test_selection_is_retrieve_on_the_models_gradients():
@@ -64,15 +73,16 @@ def test_selection_is_retrieve_on_the_models_gradients():
 
 def test_gradients_at_equal_per_sample_autograd_of_the_last_layer():
     X_l, y_l, X_u = data(n_u=12)
-    algo = FixMatch(0.0, weak=lambda x: x, strong=lambda x: x)   # deterministic views
-    tr = Trainer(MLP(5, 3, hidden=(8,)), algo, epochs=1, batch_size=10, unlabeled_batch_size=6, progress=False,
-                 num_classes=3).fit(X_l, y_l, X_u)
+    algo = FixMatch(0.0, weak=lambda x: x, strong=lambda x: x)  # deterministic views
+    tr = Trainer(
+        MLP(5, 3, hidden=(8,)), algo, epochs=1, batch_size=10, unlabeled_batch_size=6, progress=False, num_classes=3
+    ).fit(X_l, y_l, X_u)
     for grads in ("bias", "bias_weight"):
         G, _, _, _ = CoresetSelection("retrieve", 4, gradients=grads, chunk=5).gradients_at(tr)
         lin = last_linear(tr.model)
         tr.model.eval()
         for j in range(12):
-            x = torch.as_tensor(X_u[j:j + 1])
+            x = torch.as_tensor(X_u[j : j + 1])
             z = tr.model(x)[0]
             label = z.argmax(1).detach()
             loss = nn.functional.cross_entropy(z, label)
@@ -86,7 +96,7 @@ def test_every_strategy_runs_and_weights_reach_the_sampler():
         tr, cb = fit(strategy, epochs=4, every=2, warm=1)
         s = cb.selections_[-1]
         assert torch.equal(tr.sampler_.indices.cpu(), s["indices"])
-        if strategy == "craig":   # Voronoi-cell sizes of the 4 chosen batches sum to the 12 batches
+        if strategy == "craig":  # Voronoi-cell sizes of the 4 chosen batches sum to the 12 batches
             assert float(s["weights"].sum()) == pytest.approx(12 * 10)
         if strategy == "random":
             assert torch.equal(s["weights"], torch.ones(40))
@@ -125,7 +135,12 @@ def test_warm_start_epochs_is_kappa_t_k_over_m():
 def test_wall_clock_stop_ends_the_run():
     X_l, y_l, _ = data()
     stop = WallClockStop(0.05)
-    slow = Trainer(MLP(5, 2), Supervised(), epochs=1000, progress=False,
-                   hooks=stop.hooks() + [type(stop.hooks()[1])(lambda t: time.sleep(0.01), unit="iteration")])
+    slow = Trainer(
+        MLP(5, 2),
+        Supervised(),
+        epochs=1000,
+        progress=False,
+        hooks=stop.hooks() + [type(stop.hooks()[1])(lambda t: time.sleep(0.01), unit="iteration")],
+    )
     slow.fit(X_l, y_l)
     assert 1 <= slow.epochs_run_ < 1000

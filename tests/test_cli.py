@@ -19,7 +19,7 @@ from sslkit.experiments.notebooks import NotebookSpec, notebook_parameters, pars
 REPO = Path(__file__).resolve().parents[1]
 
 # No kernelspec in the header on purpose: reproduce() must set it (tooling pitfall P2).
-TINY = '''---
+TINY = """---
 jupytext:
   text_representation:
     extension: .md
@@ -42,7 +42,7 @@ import os
 print(f"RESULT scale={scale} device={device} n={n!r} label={label!r} double={n * 2}")
 print("CWD", os.getcwd())
 ```
-'''
+"""
 
 
 @pytest.fixture
@@ -67,8 +67,14 @@ def test_registry_has_the_end_to_end_notebook():
     specs = notebooks.registry()
     assert len({s.name for s in specs}) == len(specs) == len(list((REPO / "notebooks").glob("*.md")))
     assert all(s.paper in {"A", "B", "C", "-"} and s.nbval in {"strict", "lax"} for s in specs)
-    assert [s.name for s in specs if s.paper == "B"] == ["b-figure2", "b-figure3", "b-table1", "b-table4",
-                                                          "b-table5", "b-theory"]
+    assert [s.name for s in specs if s.paper == "B"] == [
+        "b-figure2",
+        "b-figure3",
+        "b-table1",
+        "b-table4",
+        "b-table5",
+        "b-theory",
+    ]
     assert notebooks.get_notebook("a-table1").targets[0]["item"] == "Table 1"
     assert notebooks.repo_root() == REPO
 
@@ -104,10 +110,17 @@ def test_version_and_no_command(capsys):
 
 @pytest.mark.parametrize(
     "text, expected",
-    [("n=3", ("n", 3)), ("lr=1e-3", ("lr", 0.001)), ("quick=True", ("quick", True)),
-     ("name=mnist", ("name", "mnist")), ("label=hello world", ("label", "hello world")),
-     ("sizes=[10, 20]", ("sizes", [10, 20])), ("s='7'", ("s", "7")), ("x=", ("x", "")),
-     ("expr=a=b", ("expr", "a=b"))],
+    [
+        ("n=3", ("n", 3)),
+        ("lr=1e-3", ("lr", 0.001)),
+        ("quick=True", ("quick", True)),
+        ("name=mnist", ("name", "mnist")),
+        ("label=hello world", ("label", "hello world")),
+        ("sizes=[10, 20]", ("sizes", [10, 20])),
+        ("s='7'", ("s", "7")),
+        ("x=", ("x", "")),
+        ("expr=a=b", ("expr", "a=b")),
+    ],
 )
 def test_parse_parameter(text, expected):
     assert parse_parameter(text) == expected
@@ -124,8 +137,9 @@ def test_notebook_parameters_parses_the_tagged_cell(tiny):
 
 
 def test_reproduce_executes_with_injected_parameters_in_repo_root(tiny, tmp_path):
-    out = reproduce(tiny, scale="paper", device="cpu", parameters={"n": 5, "label": "api"},
-                    out_dir=tmp_path / "api", progress=False)
+    out = reproduce(
+        tiny, scale="paper", device="cpu", parameters={"n": 5, "label": "api"}, out_dir=tmp_path / "api", progress=False
+    )
     assert out == (tmp_path / "api" / "tiny_notebook.ipynb").resolve() and out.is_file()
     nb, injected, text = outputs_text(out)
     assert nb.metadata.kernelspec.name == "python3"
@@ -138,8 +152,21 @@ def test_cli_reproduce_with_registry_override(tiny, tmp_path, monkeypatch, capsy
     monkeypatch.setattr(notebooks, "registry", lambda: (tiny,))
     assert main(["list"]) == 0
     assert "tiny" in capsys.readouterr().out
-    rc = main(["reproduce", "tiny", "-p", "n=7", "-p", "label=hello world", "--device", "cpu",
-               "--out", str(tmp_path / "cli"), "--no-progress"])
+    rc = main(
+        [
+            "reproduce",
+            "tiny",
+            "-p",
+            "n=7",
+            "-p",
+            "label=hello world",
+            "--device",
+            "cpu",
+            "--out",
+            str(tmp_path / "cli"),
+            "--no-progress",
+        ]
+    )
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     path = Path(captured.out.strip().splitlines()[-1])
@@ -152,8 +179,10 @@ def test_cli_reproduce_with_registry_override(tiny, tmp_path, monkeypatch, capsy
 def test_cli_user_errors_are_one_line_without_traceback(tiny, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(notebooks, "registry", lambda: (tiny,))
     cases = [
-        (["reproduce", "tiny", "-p", "epochs=3", "--out", str(tmp_path)],
-         "notebook 'tiny' has no parameter 'epochs'; its parameters are: device, label, n, scale"),
+        (
+            ["reproduce", "tiny", "-p", "epochs=3", "--out", str(tmp_path)],
+            "notebook 'tiny' has no parameter 'epochs'; its parameters are: device, label, n, scale",
+        ),
         (["reproduce", "nope"], "unknown notebook 'nope'; reproducible notebooks: tiny"),
         (["reproduce", "tiny", "-p", "oops"], "must look like key=value"),
         (["reproduce", "tiny", "-p", "scale='paper'"], "through the scale= argument"),
@@ -168,7 +197,9 @@ def test_cli_user_errors_are_one_line_without_traceback(tiny, tmp_path, monkeypa
 
 
 def test_reproduce_argument_errors(tiny, tmp_path):
-    with pytest.raises(ValueError, match="unknown notebook 'nope'; reproducible notebooks: a-ablations, .*supervised-baseline"):
+    with pytest.raises(
+        ValueError, match="unknown notebook 'nope'; reproducible notebooks: a-ablations, .*supervised-baseline"
+    ):
         reproduce("nope")
     with pytest.raises(ValueError, match="scale must be one of quick, paper"):
         reproduce(tiny, scale="full")

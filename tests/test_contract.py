@@ -14,14 +14,14 @@ import pytest
 import torch
 
 from sslkit.algorithms import (
+    DS3L,
+    L2RW,
     PNU,
     REGISTRY,
     VAT,
     Batch,
-    FitContext,
-    DS3L,
-    L2RW,
     CrustMixup,
+    FitContext,
     FixMatch,
     FlexMatch,
     FreeMatch,
@@ -57,8 +57,11 @@ FACTORIES = {
 }
 #: methods whose loss does not depend on the unlabeled batch (or not at the first step)
 NO_UNLABELED_TERM = {"supervised", "sup_risk"}
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + \
-    (["mps"] if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available() else [])
+DEVICES = (
+    ["cpu"]
+    + (["cuda"] if torch.cuda.is_available() else [])
+    + (["mps"] if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available() else [])
+)
 
 
 def test_every_registered_algorithm_has_a_factory():
@@ -76,8 +79,17 @@ def data(seed=0):
 
 def trainer(name, seed=0, device="cpu", epochs=2):
     torch.manual_seed(seed)
-    return Trainer(MLP(4, 2, hidden=(8,)), FACTORIES[name](), epochs=epochs, batch_size=8, unlabeled_batch_size=16,
-                   ema_decay=0.9 if name == "mean_teacher" else None, device=device, seed=seed, progress=False)
+    return Trainer(
+        MLP(4, 2, hidden=(8,)),
+        FACTORIES[name](),
+        epochs=epochs,
+        batch_size=8,
+        unlabeled_batch_size=16,
+        ema_decay=0.9 if name == "mean_teacher" else None,
+        device=device,
+        seed=seed,
+        progress=False,
+    )
 
 
 def prepared(name, device="cpu"):
@@ -90,8 +102,14 @@ def prepared(name, device="cpu"):
         algo.set_a([0.2, 0.8])  # past the warm-up: the unlabeled term is active
     dev = tr.device_
     x_u = torch.as_tensor(X_u[:16], device=dev)
-    batch = Batch(torch.as_tensor(X_l[:8], device=dev), torch.as_tensor(y_l[:8], device=dev), x_u,
-                  torch.arange(16, device=dev), step=3, epoch=1)
+    batch = Batch(
+        torch.as_tensor(X_l[:8], device=dev),
+        torch.as_tensor(y_l[:8], device=dev),
+        x_u,
+        torch.arange(16, device=dev),
+        step=3,
+        epoch=1,
+    )
     return tr, algo, batch
 
 
@@ -104,8 +122,9 @@ def test_trains_two_epochs_and_is_deterministic_under_a_seed(name):
     for (k, va), vb in zip(a.model.state_dict().items(), b.model.state_dict().values()):
         assert torch.equal(va, vb), k
     drop = {"seconds"}
-    assert [{k: v for k, v in r.items() if k not in drop} for r in a.history_] == \
-           [{k: v for k, v in r.items() if k not in drop} for r in b.history_]
+    assert [{k: v for k, v in r.items() if k not in drop} for r in a.history_] == [
+        {k: v for k, v in r.items() if k not in drop} for r in b.history_
+    ]
     c = trainer(name, seed=6).fit(X_l, y_l, X_u, X_v, y_v)
     assert any(not torch.equal(va, vc) for va, vc in zip(a.model.state_dict().values(), c.model.state_dict().values()))
 
@@ -135,7 +154,9 @@ def test_per_sample_unlabeled_losses_average_to_the_logged_unsup_loss(name):
             return
         u = out.unlabeled
         assert u.losses.shape == (16,) and u.logits.shape == (16, 2) and u.features.shape == (16, 8)
-        assert float(weighted_mean(u.masked(), weight).detach()) == pytest.approx(float(out.logs["unsup_loss"]), rel=1e-5)
+        assert float(weighted_mean(u.masked(), weight).detach()) == pytest.approx(
+            float(out.logs["unsup_loss"]), rel=1e-5
+        )
         (g0,) = torch.autograd.grad(u.masked().sum(), u.logits, retain_graph=True)
         assert float(g0.abs().sum()) > 0  # the gradient paper C's selection uses: dl/dz, per sample
 
@@ -177,15 +198,27 @@ def test_setup_outside_a_trainer_takes_a_hand_built_context():
 def test_inspection_batches_do_not_change_stateful_algorithms():
     for name in ("flexmatch", "freematch"):
         tr, algo, batch = prepared(name)
-        before = [t.clone() for t in ((algo.selected_label_, algo.classwise_acc_) if name == "flexmatch"
-                                      else (algo.time_p_, algo.p_model_, algo.label_hist_))]
+        before = [
+            t.clone()
+            for t in (
+                (algo.selected_label_, algo.classwise_acc_)
+                if name == "flexmatch"
+                else (algo.time_p_, algo.p_model_, algo.label_hist_)
+            )
+        ]
         batch.update_state = False
         algo.loss(tr.model, batch)
-        after = ((algo.selected_label_, algo.classwise_acc_) if name == "flexmatch"
-                 else (algo.time_p_, algo.p_model_, algo.label_hist_))
+        after = (
+            (algo.selected_label_, algo.classwise_acc_)
+            if name == "flexmatch"
+            else (algo.time_p_, algo.p_model_, algo.label_hist_)
+        )
         assert all(torch.equal(a, b) for a, b in zip(before, after)), name
         batch.update_state = True
         algo.loss(tr.model, batch)
-        after = ((algo.selected_label_, algo.classwise_acc_) if name == "flexmatch"
-                 else (algo.time_p_, algo.p_model_, algo.label_hist_))
+        after = (
+            (algo.selected_label_, algo.classwise_acc_)
+            if name == "flexmatch"
+            else (algo.time_p_, algo.p_model_, algo.label_hist_)
+        )
         assert any(not torch.equal(a, b) for a, b in zip(before, after)), name

@@ -86,8 +86,8 @@ def test_closed_form_gradients_equal_autograd_per_sample(problem):
     for j in range(40):
         ref = autograd_row(losses[j], lin)
         torch.testing.assert_close(G[j], ref, rtol=1e-12, atol=1e-14)
-        torch.testing.assert_close(last_layer_gradients(g0[j:j + 1])[0], ref[:C], rtol=1e-12, atol=1e-14)
-    assert (problem["mask"] == 0).any()                      # masked samples have zero gradients
+        torch.testing.assert_close(last_layer_gradients(g0[j : j + 1])[0], ref[:C], rtol=1e-12, atol=1e-14)
+    assert (problem["mask"] == 0).any()  # masked samples have zero gradients
     assert float(G[problem["mask"] == 0].abs().max()) == 0.0
 
 
@@ -99,7 +99,7 @@ def test_per_class_keeps_bias_entry_and_weight_row(problem):
     bias, weight = split_last_layer(G, C)
     for j in range(40):
         c = int(classes[j])
-        torch.testing.assert_close(P[j], torch.cat([bias[j, c:c + 1], weight[j, c]]))
+        torch.testing.assert_close(P[j], torch.cat([bias[j, c : c + 1], weight[j, c]]))
     torch.testing.assert_close(last_layer_gradients(g0, h, classes=2), torch.cat([bias[:, 2:3], weight[:, 2]], 1))
     torch.testing.assert_close(last_layer_gradients(g0, classes=classes)[:, 0], bias[torch.arange(40), classes])
 
@@ -107,7 +107,7 @@ def test_per_class_keeps_bias_entry_and_weight_row(problem):
 def test_batch_means_equal_autograd_of_batch_mean_loss(problem):
     lin = problem["lin"]
     losses, _ = unlabeled_losses(lin, problem["h_u"], problem["targets"], problem["mask"])
-    M = batch_means(problem["G"], 12)                          # 40 = 3 x 12 + a partial batch of 4
+    M = batch_means(problem["G"], 12)  # 40 = 3 x 12 + a partial batch of 4
     assert M.shape == (4, C * (1 + D))
     for i, (a, b) in enumerate([(0, 12), (12, 24), (24, 36), (36, 40)]):
         torch.testing.assert_close(M[i], autograd_row(losses[a:b].mean(), lin), rtol=1e-12, atol=1e-14)
@@ -177,7 +177,7 @@ def f_reference(p, subset, lr, lam, weight=True):
 def outer_gradient_reference(p, subset, lr, lam, weight=True, cords=False, malformed=False):
     W, b = stepped_linear(p, subset, lr, lam, weight, cords)
     z = p["h_l"] @ W.T + b
-    if malformed:            # CORDS' D3: soft-target CE with targets y_i of shape (n, 1)
+    if malformed:  # CORDS' D3: soft-target CE with targets y_i of shape (n, 1)
         loss = -(p["y"][:, None].double() * F.log_softmax(z, 1)).sum(1).mean()
     else:
         loss = F.cross_entropy(z, p["y"])
@@ -193,7 +193,7 @@ def brute_force_greedy(p, k, lr, lam, weight=True, cords=False, sizes=None):
         v = outer_gradient_reference(p, chosen, lr, lam, weight, cords, malformed=cords and t > 0)
         g = (G @ v) * (1.0 if cords else lr * lam)
         g[chosen] = -math.inf
-        order = torch.sort(g, descending=True, stable=True).indices[:size].tolist()   # ties: smaller index
+        order = torch.sort(g, descending=True, stable=True).indices[:size].tolist()  # ties: smaller index
         chosen += order
         gains += g[order].tolist()
     return chosen, gains
@@ -226,7 +226,7 @@ def test_taylor_gain_is_first_order_change_of_f(problem):
         idx = sel.indices_.tolist()
         rel = []
         for t in range(6):
-            exact = f_reference(problem, idx[:t + 1], lr, 0.5) - f_reference(problem, idx[:t], lr, 0.5)
+            exact = f_reference(problem, idx[: t + 1], lr, 0.5) - f_reference(problem, idx[:t], lr, 0.5)
             rel.append(abs(exact - float(sel.gains_[t])) / abs(exact))
         errors.append(max(rel))
     assert errors[1] < 2e-3
@@ -236,7 +236,7 @@ def test_taylor_gain_is_first_order_change_of_f(problem):
 @pytest.mark.parametrize("weight", [True, False], ids=["bias+weight", "bias"])
 @pytest.mark.parametrize("cords", [False, True], ids=["paper", "cords"])
 def test_naive_greedy_is_the_brute_force_argmax_sequence(problem, weight, cords):
-    lr, lam = 0.5, 0.8                      # large steps: the re-linearisation matters
+    lr, lam = 0.5, 0.8  # large steps: the re-linearisation matters
     sel = fit(problem, 12, weight, greedy="naive", lr=lr, lam=lam, cords_compatible=cords)
     ref, ref_gains = brute_force_greedy(problem, 12, lr, lam, weight, cords)
     assert sel.indices_.tolist() == ref
@@ -250,7 +250,7 @@ def test_naive_greedy_is_the_brute_force_argmax_sequence(problem, weight, cords)
 @pytest.mark.parametrize("cords", [False, True], ids=["paper", "cords"])
 def test_per_batch_retrieve_is_brute_force_on_batch_means(problem, cords):
     """Batch-mean rows are not rank one: the general step (not the g0 (x) h shortcut) is checked too."""
-    p = dict(problem, G=batch_means(problem["G"], 4))                 # 10 batches of 4
+    p = dict(problem, G=batch_means(problem["G"], 4))  # 10 batches of 4
     sel = fit(p, 6, greedy="naive", lr=0.5, lam=0.8, cords_compatible=cords)
     assert sel.indices_.tolist() == brute_force_greedy(p, 6, 0.5, 0.8, cords=cords)[0]
     idx, w = expand_batches(sel.indices_, sel.weights_, 40, 4)
@@ -267,8 +267,10 @@ def test_rounds_greedy_is_brute_force_rounds(problem):
     sel = fit(problem, 10, greedy="rounds", rounds=3, lr=0.5, lam=0.8)
     ref, _ = brute_force_greedy(problem, 10, 0.5, 0.8, sizes=[4, 3, 3])
     assert sel.indices_.tolist() == ref
-    assert fit(problem, 10, greedy="rounds", rounds=10, lr=0.5, lam=0.8).indices_.tolist() == \
-        fit(problem, 10, greedy="naive", lr=0.5, lam=0.8).indices_.tolist()
+    assert (
+        fit(problem, 10, greedy="rounds", rounds=10, lr=0.5, lam=0.8).indices_.tolist()
+        == fit(problem, 10, greedy="naive", lr=0.5, lam=0.8).indices_.tolist()
+    )
 
 
 @pytest.mark.parametrize("greedy", ["stochastic", "naive", "rounds"])
@@ -279,10 +281,10 @@ def test_no_repeats_full_budget(problem, greedy):
 
 
 def test_stochastic_candidate_count(problem, monkeypatch):
-    assert stochastic_candidates(50_000, 5_000, 0.01) == 47                 # ceil(10 ln 100) = ceil(46.05)
-    assert stochastic_candidates(50_000, 5_000, 0.01, cords_compatible=True) == 46   # CORDS' int()
+    assert stochastic_candidates(50_000, 5_000, 0.01) == 47  # ceil(10 ln 100) = ceil(46.05)
+    assert stochastic_candidates(50_000, 5_000, 0.01, cords_compatible=True) == 46  # CORDS' int()
     assert stochastic_candidates(10, 9, 0.5, cords_compatible=True) == 1
-    assert stochastic_candidates(100, 1, 1e-3) == 100                        # capped at n
+    assert stochastic_candidates(100, 1, 1e-3) == 100  # capped at n
     seen = []
     real = retrieve_module._distinct_positions
 
@@ -293,14 +295,14 @@ def test_stochastic_candidate_count(problem, monkeypatch):
 
     monkeypatch.setattr(retrieve_module, "_distinct_positions", spy)
     sel = fit(problem, 30, epsilon=0.2)
-    s = math.ceil(40 / 30 * math.log(5))                                     # 3
+    s = math.ceil(40 / 30 * math.log(5))  # 3
     assert sel.n_candidates_ == s
     assert seen == [(40 - t, min(s, 40 - t), min(s, 40 - t), min(s, 40 - t)) for t in range(30)]
 
 
 def test_distinct_positions_are_uniform():
     gen = torch.Generator().manual_seed(0)
-    for s, r in [(3, 50), (20, 30)]:                 # rejection branch and permutation branch
+    for s, r in [(3, 50), (20, 30)]:  # rejection branch and permutation branch
         counts = np.zeros(r)
         for _ in range(3000):
             pos = retrieve_module._distinct_positions(r, s, gen).numpy()
@@ -311,7 +313,7 @@ def test_distinct_positions_are_uniform():
 
 
 def test_stochastic_with_all_candidates_is_naive(problem):
-    a = fit(problem, 8, epsilon=1e-30, lr=0.5)                     # s >= N: every step sees all points
+    a = fit(problem, 8, epsilon=1e-30, lr=0.5)  # s >= N: every step sees all points
     assert a.n_candidates_ == 40
     assert a.indices_.tolist() == fit(problem, 8, greedy="naive", lr=0.5).indices_.tolist()
 
@@ -336,8 +338,11 @@ def test_stochastic_picks_the_best_candidate(problem):
 
 def test_float32_input_and_numpy_input(problem):
     a = fit(problem, 8, greedy="naive", lr=0.5).indices_.tolist()
-    b = Retrieve(8, greedy="naive", lr=0.5).fit(problem["G"].float().numpy(), problem["Z"].float(),
-                                                 problem["y"].numpy(), problem["h_l"].float()).indices_.tolist()
+    b = (
+        Retrieve(8, greedy="naive", lr=0.5)
+        .fit(problem["G"].float().numpy(), problem["Z"].float(), problem["y"].numpy(), problem["h_l"].float())
+        .indices_.tolist()
+    )
     assert a == b
 
 
@@ -346,20 +351,23 @@ def test_float32_input_and_numpy_input(problem):
 # --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(k=0), ValueError, "k must be positive"),
-    (dict(k=-3), ValueError, "k must be positive"),
-    (dict(k=2.5), TypeError, "k must be an integer"),
-    (dict(k=5, epsilon=0.0), ValueError, r"epsilon must lie in the open interval \(0, 1\)"),
-    (dict(k=5, epsilon=1.0), ValueError, "open interval"),
-    (dict(k=5, epsilon=float("nan")), ValueError, "finite"),
-    (dict(k=5, greedy="lazy"), ValueError, "greedy must be one of"),
-    (dict(k=5, greedy="rounds", rounds=0), ValueError, "rounds must be positive"),
-    (dict(k=5, greedy="rounds", rounds=6), ValueError, "rounds = 6 exceeds k = 5"),
-    (dict(k=5, lr=0.0), ValueError, "lr must be positive"),
-    (dict(k=5, lam=-1.0), ValueError, "lam must be positive"),
-    (dict(k=5, seed=-1), ValueError, "seed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(k=0), ValueError, "k must be positive"),
+        (dict(k=-3), ValueError, "k must be positive"),
+        (dict(k=2.5), TypeError, "k must be an integer"),
+        (dict(k=5, epsilon=0.0), ValueError, r"epsilon must lie in the open interval \(0, 1\)"),
+        (dict(k=5, epsilon=1.0), ValueError, "open interval"),
+        (dict(k=5, epsilon=float("nan")), ValueError, "finite"),
+        (dict(k=5, greedy="lazy"), ValueError, "greedy must be one of"),
+        (dict(k=5, greedy="rounds", rounds=0), ValueError, "rounds must be positive"),
+        (dict(k=5, greedy="rounds", rounds=6), ValueError, "rounds = 6 exceeds k = 5"),
+        (dict(k=5, lr=0.0), ValueError, "lr must be positive"),
+        (dict(k=5, lam=-1.0), ValueError, "lam must be positive"),
+        (dict(k=5, seed=-1), ValueError, "seed"),
+    ],
+)
 def test_bad_hyper_parameters(kwargs, exc, match):
     k = kwargs.pop("k")
     with pytest.raises(exc, match=match):

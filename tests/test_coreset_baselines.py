@@ -71,27 +71,27 @@ def test_facility_location_equals_apricot_and_brute_force(metric):
     gains. Exact ties are structural here (two elements that improve only each other and
     themselves have equal gains: s is symmetric with a constant diagonal); apricot breaks them its own way."""
     apricot = pytest.importorskip("apricot")
-    S = craig_similarity(batch_means(gradients(), 10), metric)      # 60 batch gradients
+    S = craig_similarity(batch_means(gradients(), 10), metric)  # 60 batch gradients
     order, gains = facility_location(S, 10)
     ref = apricot.FacilityLocationSelection(10, metric="precomputed", optimizer="lazy").fit(S.numpy())
     assert order.tolist() == [int(i) for i in ref.ranking]
     np.testing.assert_allclose(gains.numpy(), ref.gains, rtol=1e-9)
-    assert len(set(np.round(gains.numpy(), 9))) == 10                # no ties in this prefix
-    order30, gains30 = facility_location(S, 30)                     # past the ties: = naive greedy
+    assert len(set(np.round(gains.numpy(), 9))) == 10  # no ties in this prefix
+    order30, gains30 = facility_location(S, 30)  # past the ties: = naive greedy
     bf_order, bf_gains = brute_force_facility_location(S.numpy(), 30)
     np.testing.assert_allclose(gains30.numpy(), bf_gains, rtol=1e-12)
     assert order30.tolist() == bf_order
-    objective = S.numpy()[:, order30.numpy()].max(axis=1).sum()    # F(S) = sum_i max_{j in S} s_ij
+    objective = S.numpy()[:, order30.numpy()].max(axis=1).sum()  # F(S) = sum_i max_{j in S} s_ij
     assert float(gains30.sum()) == pytest.approx(objective, rel=1e-12)
 
 
 def test_craig_per_batch_weights_are_voronoi_cell_sizes():
     G = gradients()
-    sel = Craig(100, batch_size=10).fit(G)                          # ceil(100 / 10) = 10 of 60 batches
+    sel = Craig(100, batch_size=10).fit(G)  # ceil(100 / 10) = 10 of 60 batches
     assert sel.batches_.shape == (10,) and len(set(sel.batches_.tolist())) == 10
     M = batch_means(G, 10).numpy()
     dist = ((M[:, None] - M[None]) ** 2).sum(-1)
-    nearest = np.argmin(dist[:, sel.batches_.numpy()], axis=1)      # most similar = least distant
+    nearest = np.argmin(dist[:, sel.batches_.numpy()], axis=1)  # most similar = least distant
     np.testing.assert_array_equal(sel.batch_weights_.numpy(), np.bincount(nearest, minlength=10))
     assert float(sel.batch_weights_.sum()) == 60 and (sel.batch_weights_ >= 1).all()
     b0, w0 = int(sel.batches_[0]), float(sel.batch_weights_[0])
@@ -121,7 +121,7 @@ def test_nonnegative_ridge_equals_scipy_nnls_on_augmented_system(lam):
         M = np.vstack([A.T, np.sqrt(lam) * np.eye(m)])
         ref, _ = nnls(M, np.concatenate([b, np.zeros(m)]))
         np.testing.assert_allclose(w, ref, rtol=1e-7, atol=1e-9)
-        assert (w >= 0).all() and (w == 0).any()             # the constraint is active somewhere
+        assert (w >= 0).all() and (w == 0).any()  # the constraint is active somewhere
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.5])
@@ -150,10 +150,10 @@ def test_omp_recovers_a_sparse_nonnegative_combination():
 
 def test_gradmatch_fills_up_at_random_when_omp_stops_early():
     G = gradients(600, 12)
-    sel = GradMatch(300, batch_size=10, lam=0.0, tol=0.5, seed=1).fit(G)   # a loose tol stops OMP early
+    sel = GradMatch(300, batch_size=10, lam=0.0, tol=0.5, seed=1).fit(G)  # a loose tol stops OMP early
     assert 0 < sel.n_omp_ < 30 and sel.residual_ <= 0.5
     assert sel.batches_.shape == (30,) and len(set(sel.batches_.tolist())) == 30
-    assert sel.batch_weights_[sel.n_omp_:].tolist() == [1.0] * (30 - sel.n_omp_)
+    assert sel.batch_weights_[sel.n_omp_ :].tolist() == [1.0] * (30 - sel.n_omp_)
     again = GradMatch(300, batch_size=10, lam=0.0, tol=0.5, seed=1).fit(G)
     assert again.batches_.tolist() == sel.batches_.tolist()
     other = GradMatch(300, batch_size=10, lam=0.0, tol=0.5, seed=2).fit(G)
@@ -164,8 +164,8 @@ def test_gradmatch_custom_target():
     G = gradients(200, 5)
     M = batch_means(G, 10)
     target = 3.0 * M[4] + 0.5 * M[9]
-    sel = GradMatch(100, batch_size=10, lam=0.0, tol=1e-9).fit(G, target=target)   # 10 of 20 batches, d = 5
-    assert sel.residual_ < 1e-6                        # an exact non-negative combination exists
+    sel = GradMatch(100, batch_size=10, lam=0.0, tol=1e-9).fit(G, target=target)  # 10 of 20 batches, d = 5
+    assert sel.residual_ < 1e-6  # an exact non-negative combination exists
     A = M[sel.batches_[: sel.n_omp_]]
     fit = A.T @ sel.batch_weights_[: sel.n_omp_].double()
     torch.testing.assert_close(fit, target, rtol=1e-5, atol=1e-6)
@@ -187,8 +187,11 @@ def test_random_coreset_seeded_and_redrawn():
     assert RandomCoreset(30).fit(100).weights_.tolist() == [1.0] * 30
 
 
-@pytest.mark.parametrize("make", [lambda k: Craig(k, batch_size=10), lambda k: GradMatch(k, batch_size=10),
-                                  lambda k: RandomCoreset(k)], ids=["craig", "gradmatch", "random"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda k: Craig(k, batch_size=10), lambda k: GradMatch(k, batch_size=10), lambda k: RandomCoreset(k)],
+    ids=["craig", "gradmatch", "random"],
+)
 def test_bad_budget(make):
     G = gradients(100, 4)
     with pytest.raises(ValueError, match="k must be positive"):

@@ -45,12 +45,26 @@ class LastLayer(torch.nn.Module):
 
 def cords_strategy(lin, h_l, y, G, *, linear_layer, greedy="Naive", eta=0.03, batch_size=10):
     labeled = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(h_l, y), batch_size=batch_size)
-    unlabeled = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.arange(G.shape[0])),
-                                            batch_size=batch_size)
+    unlabeled = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(torch.arange(G.shape[0])), batch_size=batch_size
+    )
     strategy = cords_retrieve.RETRIEVEStrategy(
-        unlabeled, labeled, LastLayer(lin), None, None, cords_ce.CrossEntropy(reduce=False), eta, "cpu",
-        lin.out_features, linear_layer, "Supervised", greedy, logging.getLogger("cords-test"), valid=True)
-    strategy.grads_per_elem = G.clone()     # CORDS' naive greedy adds into a view of its first pick's row
+        unlabeled,
+        labeled,
+        LastLayer(lin),
+        None,
+        None,
+        cords_ce.CrossEntropy(reduce=False),
+        eta,
+        "cpu",
+        lin.out_features,
+        linear_layer,
+        "Supervised",
+        greedy,
+        logging.getLogger("cords-test"),
+        valid=True,
+    )
+    strategy.grads_per_elem = G.clone()  # CORDS' naive greedy adds into a view of its first pick's row
     strategy._update_grads_val(first_init=True)
     return strategy
 
@@ -63,7 +77,7 @@ def problem(seed, n_unlabeled=60, n_labeled=30, C=5, D=6):
         lin.bias.copy_(torch.randn(C, generator=gen))
     h_u = torch.randn(n_unlabeled, D, generator=gen)
     q = torch.softmax(2 * torch.randn(n_unlabeled, C, generator=gen), 1)
-    g0 = torch.softmax(lin(h_u), 1).detach() - q               # soft-target CE, mask all ones (no zero rows)
+    g0 = torch.softmax(lin(h_u), 1).detach() - q  # soft-target CE, mask all ones (no zero rows)
     h_l = torch.randn(n_labeled, D, generator=gen)
     y = torch.randint(C, (n_labeled,), generator=gen)
     return lin, h_u, g0, h_l, y
@@ -74,7 +88,7 @@ def problem(seed, n_unlabeled=60, n_labeled=30, C=5, D=6):
 def test_cords_compatible_naive_greedy_equals_cords(linear_layer, seed):
     lin, h_u, g0, h_l, y = problem(seed)
     G = last_layer_gradients(g0, h_u if linear_layer else None)
-    k, eta = 25, 0.5                                            # a large step: the re-linearisation matters
+    k, eta = 25, 0.5  # a large step: the re-linearisation matters
     ref, weights = cords_strategy(lin, h_l, y, G, linear_layer=linear_layer, eta=eta).greedy_algo(k)
     with torch.no_grad():
         Z = lin(h_l)

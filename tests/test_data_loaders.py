@@ -26,8 +26,9 @@ from sslkit.data.registry import DATASETS, ChecksumError, DatasetNotFoundError, 
 from sslkit.data.tabular import one_hot, standardize
 
 SHARED = os.environ.get("SSLKIT_DATA_DIR")
-needs_data = pytest.mark.skipif(not SHARED or not Path(SHARED, "mnist").is_dir(),
-                                reason="real data: set SSLKIT_DATA_DIR to the shared data folder")
+needs_data = pytest.mark.skipif(
+    not SHARED or not Path(SHARED, "mnist").is_dir(), reason="real data: set SSLKIT_DATA_DIR to the shared data folder"
+)
 
 
 @pytest.fixture
@@ -53,8 +54,10 @@ def trust(monkeypatch, name, *blobs):
     """Make every file of dataset ``name`` also accept the sha256 of the given bytes (synthetic test files)."""
     spec = registry._SPECS[name]
     extra = tuple(sha(b) for b in blobs)
-    sources = tuple(dataclasses.replace(s, files={k: dataclasses.replace(f, sha256=f.sha256 + extra)
-                                                  for k, f in s.files.items()}) for s in spec.sources)
+    sources = tuple(
+        dataclasses.replace(s, files={k: dataclasses.replace(f, sha256=f.sha256 + extra) for k, f in s.files.items()})
+        for s in spec.sources
+    )
     monkeypatch.setitem(registry._SPECS, name, dataclasses.replace(spec, sources=sources))
 
 
@@ -77,9 +80,23 @@ class FakeServer:
 
 # ---------------------------------------------------------------------------------- names, options
 
+
 def test_dataset_names():
-    assert DATASETS == ("mnist", "cifar10", "cifar100", "svhn", "stl10", "adult", "banknote", "breast_cancer",
-                        "credit_default", "covertype", "shuttle", "dry_bean", "digits")
+    assert DATASETS == (
+        "mnist",
+        "cifar10",
+        "cifar100",
+        "svhn",
+        "stl10",
+        "adult",
+        "banknote",
+        "breast_cancer",
+        "credit_default",
+        "covertype",
+        "shuttle",
+        "dry_bean",
+        "digits",
+    )
 
 
 def test_unknown_name_lists_valid_names(env):
@@ -102,6 +119,7 @@ def test_bad_options(env):
 
 # ---------------------------------------------------------------------------------- not found
 
+
 def test_missing_mnist_offline_names_dataset_places_and_env_var(env, tmp_path):
     root = tmp_path / "empty_root"
     root.mkdir()
@@ -110,7 +128,7 @@ def test_missing_mnist_offline_names_dataset_places_and_env_var(env, tmp_path):
     msg = str(e.value)
     assert isinstance(e.value, FileNotFoundError)
     assert "'mnist'" in msg and "SSLKIT_DATA_DIR" in msg
-    assert str(root / "mnist") in msg and str(env / "mnist") in msg          # every place looked
+    assert str(root / "mnist") in msg and str(env / "mnist") in msg  # every place looked
     assert "download=False" in msg
     assert "https://ossci-datasets.s3.amazonaws.com/mnist/train-images-idx3-ubyte.gz" in msg  # how to supply
     assert "mnist/train-images-idx3-ubyte.gz" in msg
@@ -128,7 +146,7 @@ def test_missing_with_data_dir_set_lists_it(env, tmp_path, monkeypatch):
 def test_offline_env_blocks_download(env, monkeypatch):
     monkeypatch.setenv("SSLKIT_OFFLINE", "1")
     with pytest.raises(DatasetNotFoundError, match="SSLKIT_OFFLINE=1"):
-        load_dataset("banknote")                    # download=None + SSLKIT_OFFLINE=1: no network (env fixture)
+        load_dataset("banknote")  # download=None + SSLKIT_OFFLINE=1: no network (env fixture)
 
 
 def test_no_trusted_checksum_refuses_download(env, monkeypatch):
@@ -137,7 +155,7 @@ def test_no_trusted_checksum_refuses_download(env, monkeypatch):
     for name in ("credit_default", "shuttle"):
         with pytest.raises(DatasetNotFoundError, match="no trusted checksum recorded"):
             load_dataset(name, download=True)
-    assert server.calls == []                       # refused before any byte was fetched
+    assert server.calls == []  # refused before any byte was fetched
 
 
 def test_sklearn_fallbacks_need_no_files(env):
@@ -165,7 +183,7 @@ def test_changed_file_is_reverified(env, tmp_path, monkeypatch):
     trust(monkeypatch, "banknote", write(path, BANKNOTE_ROWS))
     d = load_dataset("banknote", root=tmp_path / "root", download=False)
     assert d.X.shape == (3, 4) and d.y.tolist() == [0, 1, 1]
-    corrupted = BANKNOTE_ROWS.replace(b"3.6216", b"3.6217")           # same size, one byte flipped
+    corrupted = BANKNOTE_ROWS.replace(b"3.6216", b"3.6217")  # same size, one byte flipped
     path.write_bytes(corrupted)
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
     with pytest.raises(ChecksumError):
@@ -180,16 +198,17 @@ def test_flipped_byte_in_real_copy(env, tmp_path, monkeypatch):
         (tmp_path / "r" / "mnist").mkdir(parents=True, exist_ok=True)
         os.symlink(Path(SHARED, "mnist", f), tmp_path / "r" / "mnist" / f)
     write(tmp_path / "r" / "mnist" / "t10k-labels-idx1-ubyte.gz", bytes(raw))
-    monkeypatch.setenv("SSLKIT_DATA_DIR", SHARED)   # a good copy exists later in the lookup order ...
+    monkeypatch.setenv("SSLKIT_DATA_DIR", SHARED)  # a good copy exists later in the lookup order ...
     with pytest.raises(ChecksumError, match="t10k-labels"):  # ... but a bad file found first never yields data
         load_dataset("mnist", root=tmp_path / "r", download=False)
 
 
 # ---------------------------------------------------------------------------------- downloads
 
+
 def test_bad_download_raises_and_caches_nothing(env, monkeypatch):
     url = "https://archive.ics.uci.edu/ml/machine-learning-databases/00267/data_banknote_authentication.txt"
-    server = FakeServer({url: BANKNOTE_ROWS})       # wrong bytes for the recorded sha256
+    server = FakeServer({url: BANKNOTE_ROWS})  # wrong bytes for the recorded sha256
     monkeypatch.setattr(registry, "_open_url", server)
     with pytest.raises(ChecksumError, match="deleted and nothing was cached"):
         load_dataset("banknote", download=True)
@@ -207,14 +226,14 @@ def test_good_download_is_cached_and_reused(env, monkeypatch):
     server = FakeServer({url: BANKNOTE_ROWS})
     monkeypatch.setattr(registry, "_open_url", server)
 
-    first = load_dataset("banknote")                # download=None: allowed (SSLKIT_OFFLINE unset)
+    first = load_dataset("banknote")  # download=None: allowed (SSLKIT_OFFLINE unset)
     assert server.calls == [url] and "downloaded from" in first.source
     cached = env / "banknote" / "data_banknote_authentication.txt"
     assert cached.read_bytes() == BANKNOTE_ROWS
-    assert sorted(p.name for p in env.rglob("*") if p.is_file()) == [cached.name]   # no temporary left
+    assert sorted(p.name for p in env.rglob("*") if p.is_file()) == [cached.name]  # no temporary left
 
     second = load_dataset("banknote", download=False)
-    assert server.calls == [url]                    # not downloaded again
+    assert server.calls == [url]  # not downloaded again
     assert str(env / "banknote") in second.source
     np.testing.assert_array_equal(first.X, second.X)
     np.testing.assert_array_equal(second.X[1], [-1.3971, 3.3191, -1.3927, -1.9948])
@@ -223,14 +242,20 @@ def test_good_download_is_cached_and_reused(env, monkeypatch):
 @needs_data
 def test_real_download_checksums_accept_official_bytes(env, monkeypatch):
     """The recorded sha256 of the official (uncompressed) UCI files match the verified shared copies."""
-    urls = {d.url: gzip.decompress(Path(SHARED, folder, gz).read_bytes())
-            for name, folder, gz in [("banknote", "banknote", "data_banknote_authentication.txt.gz"),
-                                     ("adult", "adult", "adult.data.gz"), ("adult", "adult", "adult.test.gz")]
-            for f in registry._SPECS[name].sources[0].files.values() for d in f.downloads
-            if d.save_as == gz[:-3]}
+    urls = {
+        d.url: gzip.decompress(Path(SHARED, folder, gz).read_bytes())
+        for name, folder, gz in [
+            ("banknote", "banknote", "data_banknote_authentication.txt.gz"),
+            ("adult", "adult", "adult.data.gz"),
+            ("adult", "adult", "adult.test.gz"),
+        ]
+        for f in registry._SPECS[name].sources[0].files.values()
+        for d in f.downloads
+        if d.save_as == gz[:-3]
+    }
     arff = gzip.decompress(Path(SHARED, "dry_bean", "Dry_Bean_Dataset.arff.gz").read_bytes())
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:             # the UCI zip holds the ARFF in a sub-folder
+    with zipfile.ZipFile(buf, "w") as z:  # the UCI zip holds the ARFF in a sub-folder
         z.writestr("DryBeanDataset/Dry_Bean_Dataset.arff", arff)
     urls[registry._SPECS["dry_bean"].sources[0].files["table"].downloads[0].url] = buf.getvalue()
     server = FakeServer(urls)
@@ -244,6 +269,7 @@ def test_real_download_checksums_accept_official_bytes(env, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------- parsers on synthetic files
+
 
 def _cifar_rows(rng, n):
     return rng.integers(0, 256, size=(n, 3072), dtype=np.uint8)
@@ -267,21 +293,25 @@ def test_cifar10_python_tarball_preferred_by_auto(env, tmp_path, monkeypatch):
     blob = _tar({f"cifar-10-batches-py/{k}": pickle.dumps(v) for k, v in batches.items()})
     trust(monkeypatch, "cifar10", write(tmp_path / "r" / "cifar10" / "cifar-10-python.tar.gz", blob))
     if SHARED:
-        monkeypatch.setenv("SSLKIT_DATA_DIR", SHARED)   # the JPEG copy is there, but the tarball wins
+        monkeypatch.setenv("SSLKIT_DATA_DIR", SHARED)  # the JPEG copy is there, but the tarball wins
     d = load_dataset("cifar10", root=tmp_path / "r", download=False)
     assert d.X.shape == (15, 32, 32, 3) and d.X_test.shape == (2, 32, 32, 3) and d.X.dtype == np.uint8
     assert d.y[:3].tolist() == [1, 2, 9] and d.y_test.tolist() == [4, 2] and d.classes[3] == "cat"
     row = batches["data_batch_1"][b"data"][0]
-    assert d.X[0, 1, 2].tolist() == [row[32 + 2], row[1024 + 32 + 2], row[2048 + 32 + 2]]   # CHW -> HWC
+    assert d.X[0, 1, 2].tolist() == [row[32 + 2], row[1024 + 32 + 2], row[2048 + 32 + 2]]  # CHW -> HWC
     assert "JPEG" not in d.notes
 
 
 def test_cifar100_labels_modes(env, tmp_path, monkeypatch):
     rng = np.random.default_rng(1)
-    parts = {"train": {b"data": _cifar_rows(rng, 4), b"fine_labels": [0, 99, 5, 7], b"coarse_labels": [0, 19, 3, 3]},
-             "test": {b"data": _cifar_rows(rng, 2), b"fine_labels": [1, 2], b"coarse_labels": [4, 5]},
-             "meta": {b"fine_label_names": [f"f{i}".encode() for i in range(100)],
-                      b"coarse_label_names": [f"c{i}".encode() for i in range(20)]}}
+    parts = {
+        "train": {b"data": _cifar_rows(rng, 4), b"fine_labels": [0, 99, 5, 7], b"coarse_labels": [0, 19, 3, 3]},
+        "test": {b"data": _cifar_rows(rng, 2), b"fine_labels": [1, 2], b"coarse_labels": [4, 5]},
+        "meta": {
+            b"fine_label_names": [f"f{i}".encode() for i in range(100)],
+            b"coarse_label_names": [f"c{i}".encode() for i in range(20)],
+        },
+    }
     blob = _tar({f"cifar-100-python/{k}": pickle.dumps(v) for k, v in parts.items()})
     trust(monkeypatch, "cifar100", write(tmp_path / "r" / "cifar100" / "cifar-100-python.tar.gz", blob))
     fine = load_dataset("cifar100", root=tmp_path / "r", download=False)
@@ -312,12 +342,21 @@ def test_svhn_mat_layout_and_label_10_is_zero(env, tmp_path, monkeypatch):
 
 def test_stl10_column_major_binary(env, tmp_path, monkeypatch):
     rng = np.random.default_rng(3)
-    imgs = rng.integers(0, 256, size=(2, 96, 96, 3), dtype=np.uint8)       # (N, row, col, channel)
+    imgs = rng.integers(0, 256, size=(2, 96, 96, 3), dtype=np.uint8)  # (N, row, col, channel)
     test_imgs = rng.integers(0, 256, size=(1, 96, 96, 3), dtype=np.uint8)
-    col_major = lambda a: np.ascontiguousarray(a.transpose(0, 3, 2, 1)).tobytes()   # channel, column, row
-    blob = _tar({"stl10_binary/train_X.bin": col_major(imgs), "stl10_binary/train_y.bin": bytes([1, 10]),
-                 "stl10_binary/test_X.bin": col_major(test_imgs), "stl10_binary/test_y.bin": bytes([8]),
-                 "stl10_binary/class_names.txt": "\n".join(registry.P.STL10_CLASSES).encode()})
+
+    def col_major(a):  # channel, column, row
+        return np.ascontiguousarray(a.transpose(0, 3, 2, 1)).tobytes()
+
+    blob = _tar(
+        {
+            "stl10_binary/train_X.bin": col_major(imgs),
+            "stl10_binary/train_y.bin": bytes([1, 10]),
+            "stl10_binary/test_X.bin": col_major(test_imgs),
+            "stl10_binary/test_y.bin": bytes([8]),
+            "stl10_binary/class_names.txt": "\n".join(registry.P.STL10_CLASSES).encode(),
+        }
+    )
     trust(monkeypatch, "stl10", write(tmp_path / "r" / "stl10" / "stl10_binary.tar.gz", blob))
     d = load_dataset("stl10", root=tmp_path / "r", download=False)
     np.testing.assert_array_equal(d.X, imgs)
@@ -338,6 +377,7 @@ def test_covertype_gz_csv(env, tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------------------- the real shared data
 
+
 @pytest.fixture
 def shared(env, monkeypatch):
     monkeypatch.setenv("SSLKIT_DATA_DIR", SHARED)
@@ -354,14 +394,17 @@ def test_mnist_full(shared):
 
 
 @needs_data
-@pytest.mark.parametrize("name, shape, test_shape, counts", [
-    ("banknote", (1372, 4), None, [762, 610]),
-    ("breast_cancer", (569, 30), None, [212, 357]),
-    ("adult", (32561, 105), (16281, 105), [24720, 7841]),
-    ("credit_default", (30000, 33), None, [23364, 6636]),
-    ("shuttle", (43500, 9), (14500, 9), [34108, 37, 132, 6748, 2458, 6, 11]),
-    ("dry_bean", (13611, 16), None, [2027, 1322, 522, 1630, 1928, 2636, 3546]),
-])
+@pytest.mark.parametrize(
+    "name, shape, test_shape, counts",
+    [
+        ("banknote", (1372, 4), None, [762, 610]),
+        ("breast_cancer", (569, 30), None, [212, 357]),
+        ("adult", (32561, 105), (16281, 105), [24720, 7841]),
+        ("credit_default", (30000, 33), None, [23364, 6636]),
+        ("shuttle", (43500, 9), (14500, 9), [34108, 37, 132, 6748, 2458, 6, 11]),
+        ("dry_bean", (13611, 16), None, [2027, 1322, 522, 1630, 1928, 2636, 3546]),
+    ],
+)
 def test_shared_tabular(shared, name, shape, test_shape, counts):
     d = load_dataset(name, download=False)
     assert d.X.shape == shape and d.X.dtype == np.float64 and np.isfinite(d.X).all()
@@ -374,13 +417,13 @@ def test_shared_tabular(shared, name, shape, test_shape, counts):
 def test_shared_tabular_details(shared):
     adult = load_dataset("adult", download=False)
     assert adult.classes == ("<=50K", ">50K") and np.bincount(adult.y_test).tolist() == [12435, 3846]
-    assert adult.X[0, 0] == 39 and adult.X[0, 1] == 77516                 # age, fnlwgt of the first row
+    assert adult.X[0, 0] == 39 and adult.X[0, 1] == 77516  # age, fnlwgt of the first row
     onehot = adult.X[:, 6:]
     assert set(np.unique(onehot)) == {0.0, 1.0}
-    assert int((onehot.sum(axis=1) < 8).sum()) == 32561 - 30162          # rows with a '?' lack one indicator
+    assert int((onehot.sum(axis=1) < 8).sum()) == 32561 - 30162  # rows with a '?' lack one indicator
     credit = load_dataset("credit_default", download=False)
     assert credit.X[0, 0] == 20000 and credit.classes == ("no default", "default")
-    assert (credit.X[:, 20:].sum(axis=1) == 3).all()                    # SEX, EDUCATION, MARRIAGE one-hot
+    assert (credit.X[:, 20:].sum(axis=1) == 3).all()  # SEX, EDUCATION, MARRIAGE one-hot
     shuttle = load_dataset("shuttle", download=False)
     assert shuttle.X_test[0].tolist() == [55, 0, 81, 0, -6, 11, 25, 88, 64] and shuttle.y_test[0] == 3
     bean = load_dataset("dry_bean", download=False)
@@ -411,7 +454,7 @@ def test_cifar10_lossless_subset(shared):
 @needs_data
 def test_cifar10_auto_is_the_jpeg_copy_in_original_order(shared):
     """Full JPEG load (about 6-8 s: 60000 decodes); checked against the lossless subset."""
-    d = load_dataset("cifar10", download=False)     # no python tarball in the shared folder
+    d = load_dataset("cifar10", download=False)  # no python tarball in the shared folder
     assert "JPEG q75 (lossy) copy" in d.notes
     assert d.X.shape == (50000, 32, 32, 3) and d.X_test.shape == (10000, 32, 32, 3)
     assert np.bincount(d.y).tolist() == [5000] * 10 and np.bincount(d.y_test).tolist() == [1000] * 10
@@ -419,15 +462,17 @@ def test_cifar10_auto_is_the_jpeg_copy_in_original_order(shared):
     np.testing.assert_array_equal(d.y[:4000], exact.y)
     np.testing.assert_array_equal(d.y_test[:1000], exact.y_test)
     err = np.abs(d.X[:4000].astype(np.int16) - exact.X).mean()
-    assert 4.0 < err < 8.0                          # JPEG error 5.8/255 on the same images, not other images
+    assert 4.0 < err < 8.0  # JPEG error 5.8/255 on the same images, not other images
 
 
 # ---------------------------------------------------------------------------------- Dataset, helpers
 
+
 def test_dataset_validates():
     X = np.zeros((3, 2))
-    d = Dataset(name="t", X=X, y=np.array([0, 1, 1], np.int32), X_test=None, y_test=None, classes=("a", "b"),
-                source="test")
+    d = Dataset(
+        name="t", X=X, y=np.array([0, 1, 1], np.int32), X_test=None, y_test=None, classes=("a", "b"), source="test"
+    )
     assert d.num_classes == 2 and d.y.dtype == np.int64 and "X=(3, 2)" in repr(d)
     with pytest.raises(ValueError, match="X has 3 rows but y has 2"):
         Dataset(name="t", X=X, y=np.array([0, 1]), X_test=None, y_test=None, classes=("a", "b"), source="")
@@ -438,13 +483,13 @@ def test_dataset_validates():
 
 
 def test_standardize_uses_train_statistics_only():
-    X_train = np.array([[1.0, 5.0], [3.0, 5.0]])           # column 1 is constant
+    X_train = np.array([[1.0, 5.0], [3.0, 5.0]])  # column 1 is constant
     X_test = np.array([[2.0, 7.0], [100.0, 5.0]])
     Z_train, Z_test, none = standardize(X_train, X_test, None)
     np.testing.assert_allclose(Z_train, [[-1.0, 0.0], [1.0, 0.0]])
-    np.testing.assert_allclose(Z_test, [[0.0, 2.0], [98.0, 0.0]])   # mean 2, std 1; constant col: std -> 1
+    np.testing.assert_allclose(Z_test, [[0.0, 2.0], [98.0, 0.0]])  # mean 2, std 1; constant col: std -> 1
     assert none is None
-    Z_again, = standardize(X_train)
+    (Z_again,) = standardize(X_train)
     np.testing.assert_array_equal(Z_again, Z_train)
 
 
@@ -465,7 +510,7 @@ def test_one_hot_unknown_is_zero():
 
 
 def test_images_to_tensor():
-    X = np.arange(2 * 2 * 3 * 3, dtype=np.uint8).reshape(2, 2, 3, 3)      # (N, H, W, C)
+    X = np.arange(2 * 2 * 3 * 3, dtype=np.uint8).reshape(2, 2, 3, 3)  # (N, H, W, C)
     t = images_to_tensor(X)
     assert t.shape == (2, 3, 2, 3) and t.dtype == torch.float32
     assert t[1, 2, 0, 1].item() == pytest.approx(X[1, 0, 1, 2] / 255)

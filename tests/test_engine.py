@@ -10,7 +10,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sslkit.algorithms import Batch, FitContext
 from sslkit.algorithms import Hook, LossOutput, SSLAlgorithm, Supervised
 from sslkit.engine import EarlyStopping, Trainer, cosine_lr_factor
 
@@ -81,8 +80,16 @@ class Recorder(SSLAlgorithm):
     def loss(self, model, batch):
         x_l, y_l, x_u, step = batch.x_l, batch.y_l, batch.x_u, batch.step
         lr = self.trainer.optimizer_.param_groups[0]["lr"] if self.trainer is not None else None
-        self.calls.append({"x_l": x_l.clone(), "y_l": y_l.clone(), "x_u": None if x_u is None else x_u.clone(),
-                           "step": step, "training": model.training, "lr": lr})
+        self.calls.append(
+            {
+                "x_l": x_l.clone(),
+                "y_l": y_l.clone(),
+                "x_u": None if x_u is None else x_u.clone(),
+                "step": step,
+                "training": model.training,
+                "lr": lr,
+            }
+        )
         logits, _ = model(x_l)
         ce = F.cross_entropy(logits, y_l)
         self.calls[-1]["ce"] = float(ce.detach())
@@ -90,6 +97,7 @@ class Recorder(SSLAlgorithm):
 
 
 # ------------------------------------------------------------------------------------------ training
+
 
 def test_supervised_reaches_high_accuracy_and_loss_decreases():
     X, y = blobs(600, seed=0)
@@ -124,8 +132,9 @@ def test_determinism_same_seed_identical_different_seed_differs():
     def run(seed, noise):
         model = net(0, dropout=0.3)
         torch.manual_seed(noise)  # fit must reseed the global RNG (dropout) itself
-        tr = quiet(model, Recorder(uses_unlabeled=True), epochs=3, batch_size=16, unlabeled_batch_size=32,
-                   seed=seed).fit(X[:100], y[:100], X_u=Xu, X_val=X[100:], y_val=y[100:])
+        tr = quiet(
+            model, Recorder(uses_unlabeled=True), epochs=3, batch_size=16, unlabeled_batch_size=32, seed=seed
+        ).fit(X[:100], y[:100], X_u=Xu, X_val=X[100:], y_val=y[100:])
         return tr, model.state_dict()
 
     (a, wa), (b, wb), (c, wc) = run(5, 1), run(5, 2), run(6, 1)
@@ -138,6 +147,7 @@ def test_determinism_same_seed_identical_different_seed_differs():
 
 # ------------------------------------------------------------------------------------------ batching
 
+
 def test_labeled_epoch_is_one_pass_and_unlabeled_batches_have_requested_size():
     n_l, n_u = 100, 1000
     X_l = np.stack([np.arange(n_l, dtype=float), np.zeros(n_l)], axis=1)  # column 0 = row id
@@ -149,11 +159,11 @@ def test_labeled_epoch_is_one_pass_and_unlabeled_batches_have_requested_size():
     assert len(calls) == 3 * 4
     assert [c["x_l"].shape[0] for c in calls] == [32, 32, 32, 4] * 3  # last partial batch kept
     for e in range(3):  # each epoch sees every labeled row exactly once, labels aligned with rows
-        ids = torch.cat([c["x_l"][:, 0] for c in calls[4 * e:4 * e + 4]]).long()
+        ids = torch.cat([c["x_l"][:, 0] for c in calls[4 * e : 4 * e + 4]]).long()
         assert sorted(ids.tolist()) == list(range(n_l))
-        ys = torch.cat([c["y_l"] for c in calls[4 * e:4 * e + 4]])
+        ys = torch.cat([c["y_l"] for c in calls[4 * e : 4 * e + 4]])
         assert torch.equal(ys, ids % 2)
-    orders = [torch.cat([c["x_l"][:, 0] for c in calls[4 * e:4 * e + 4]]) for e in range(3)]
+    orders = [torch.cat([c["x_l"][:, 0] for c in calls[4 * e : 4 * e + 4]]) for e in range(3)]
     assert not torch.equal(orders[0], orders[1])  # reshuffled each epoch
     assert all(c["x_u"].shape == (48, 2) for c in calls)
     assert all(torch.all(c["x_u"][:, 1] == 1) for c in calls)
@@ -197,13 +207,22 @@ def test_tensor_inputs_accepted():
 
 # ------------------------------------------------------------------------------------------ schedule
 
+
 def test_cosine_schedule_values():
     X, y = blobs(64)
     algo = Recorder()
     seen = []
     T = 4 * 4
-    tr = quiet(net(0), algo, optimizer="sgd", lr=0.1, schedule="cosine", epochs=4, batch_size=16,
-               hooks=[Hook(lambda t: seen.append(t.optimizer_.param_groups[0]["lr"]), unit="iteration")])
+    tr = quiet(
+        net(0),
+        algo,
+        optimizer="sgd",
+        lr=0.1,
+        schedule="cosine",
+        epochs=4,
+        batch_size=16,
+        hooks=[Hook(lambda t: seen.append(t.optimizer_.param_groups[0]["lr"]), unit="iteration")],
+    )
     algo.trainer = tr
     tr.fit(X, y)
     used = [c["lr"] for c in algo.calls]  # lr used by step t = 0 .. T-1
@@ -229,13 +248,13 @@ def test_constant_lr_without_schedule_and_optimizer_settings():
 
 # ----------------------------------------------------------------------------------------------- EMA
 
+
 def test_ema_after_one_step_matches_formula_and_is_used_for_prediction():
     X, y = blobs(64)
     model = net(0, bn=True)
     p0 = {k: v.detach().clone() for k, v in model.named_parameters()}
     d = 0.9
-    tr = quiet(model, optimizer="sgd", lr=0.5, ema_decay=d, epochs=1, iterations_per_epoch=1,
-               batch_size=16).fit(X, y)
+    tr = quiet(model, optimizer="sgd", lr=0.5, ema_decay=d, epochs=1, iterations_per_epoch=1, batch_size=16).fit(X, y)
     ema = dict(tr.ema_model_.named_parameters())
     for k, p1 in model.named_parameters():
         assert not torch.equal(p1, p0[k])
@@ -257,6 +276,7 @@ def test_no_ema_by_default():
 
 # ----------------------------------------------------------------------------------- early stopping
 
+
 class ScriptedTrainer(Trainer):
     """Validation accuracy follows a fixed script (one value per epoch)."""
 
@@ -272,8 +292,14 @@ def test_early_stopping_real_model_that_cannot_improve_restores_best():
     X, y = blobs(64)  # balanced: ConstNet always has validation accuracy 0.5
     model = ConstNet()
     snaps = []
-    tr = quiet(model, lr=0.05, epochs=50, batch_size=16, early_stopping=EarlyStopping(patience=2, min_delta=1e-4),
-               hooks=[Hook(lambda t: snaps.append(t.model.bias.detach().clone()))])
+    tr = quiet(
+        model,
+        lr=0.05,
+        epochs=50,
+        batch_size=16,
+        early_stopping=EarlyStopping(patience=2, min_delta=1e-4),
+        hooks=[Hook(lambda t: snaps.append(t.model.bias.detach().clone()))],
+    )
     tr.fit(X, y, X_val=X, y_val=y)
     assert tr.epochs_run_ == 3 and len(tr.history_) == 3
     assert [r["val_acc"] for r in tr.history_] == [0.5, 0.5, 0.5]
@@ -285,9 +311,18 @@ def test_early_stopping_real_model_that_cannot_improve_restores_best():
 def test_early_stopping_scripted_patience_and_restore():
     X, y = blobs(64)
     snaps = []
-    tr = ScriptedTrainer(net(0), Supervised(), device="cpu", progress=False, lr=0.05, epochs=20, batch_size=16,
-                         early_stopping=EarlyStopping(patience=3), script=[0.5, 0.6, 0.55, 0.6, 0.6, 0.7, 0.9],
-                         hooks=[Hook(lambda t: snaps.append({k: v.clone() for k, v in t.model.state_dict().items()}))])
+    tr = ScriptedTrainer(
+        net(0),
+        Supervised(),
+        device="cpu",
+        progress=False,
+        lr=0.05,
+        epochs=20,
+        batch_size=16,
+        early_stopping=EarlyStopping(patience=3),
+        script=[0.5, 0.6, 0.55, 0.6, 0.6, 0.7, 0.9],
+        hooks=[Hook(lambda t: snaps.append({k: v.clone() for k, v in t.model.state_dict().items()}))],
+    )
     tr.fit(X, y, X_val=X, y_val=y)
     assert tr.epochs_run_ == 5 and tr.best_epoch_ == 2 and tr.best_val_acc_ == 0.6
     final = tr.model.state_dict()
@@ -296,8 +331,16 @@ def test_early_stopping_scripted_patience_and_restore():
 
 def test_min_delta_semantics():
     X, y = blobs(32)
-    tr = ScriptedTrainer(net(0), Supervised(), device="cpu", progress=False, epochs=4, batch_size=16,
-                         early_stopping=EarlyStopping(patience=10, min_delta=0.25), script=[0.25, 0.5, 0.5000001, 0.76])
+    tr = ScriptedTrainer(
+        net(0),
+        Supervised(),
+        device="cpu",
+        progress=False,
+        epochs=4,
+        batch_size=16,
+        early_stopping=EarlyStopping(patience=10, min_delta=0.25),
+        script=[0.25, 0.5, 0.5000001, 0.76],
+    )
     tr.fit(X, y, X_val=X, y_val=y)
     # 0.5 is not > 0.25 + 0.25; 0.5000001 is; 0.76 > 0.5000001 + 0.25
     assert tr.best_epoch_ == 4 and tr.best_val_acc_ == 0.76
@@ -309,8 +352,9 @@ def test_min_delta_semantics():
 
 def test_without_early_stopping_final_weights_kept_best_reported():
     X, y = blobs(32)
-    tr = ScriptedTrainer(net(0), Supervised(), device="cpu", progress=False, epochs=3, batch_size=16,
-                         script=[0.9, 0.5, 0.5])
+    tr = ScriptedTrainer(
+        net(0), Supervised(), device="cpu", progress=False, epochs=3, batch_size=16, script=[0.9, 0.5, 0.5]
+    )
     snaps = []
     tr.hooks = [Hook(lambda t: snaps.append({k: v.clone() for k, v in t.model.state_dict().items()}))]
     tr.fit(X, y, X_val=X, y_val=y)
@@ -328,6 +372,7 @@ def test_early_stopping_without_validation_is_an_error_only_when_requested():
 
 # --------------------------------------------------------------------------------------------- hooks
 
+
 class HookedAlgo(Recorder):
     def __init__(self):
         super().__init__()
@@ -341,9 +386,16 @@ def test_hooks_called_exact_number_of_times():
     X, y = blobs(100)  # 4 iterations per epoch at batch 32
     ep, it = [], []
     algo = HookedAlgo()
-    tr = quiet(net(0), algo, epochs=5, batch_size=32,
-               hooks=[Hook(lambda t: ep.append((t.epoch, len(t.history_))), every=2, unit="epoch"),
-                      Hook(lambda t: it.append(t.iteration), every=3, unit="iteration", name="it")])
+    tr = quiet(
+        net(0),
+        algo,
+        epochs=5,
+        batch_size=32,
+        hooks=[
+            Hook(lambda t: ep.append((t.epoch, len(t.history_))), every=2, unit="epoch"),
+            Hook(lambda t: it.append(t.iteration), every=3, unit="iteration", name="it"),
+        ],
+    )
     tr.fit(X, y)
     assert ep == [(2, 2), (4, 4)]
     assert it == [3, 6, 9, 12, 15, 18]
@@ -367,6 +419,7 @@ def test_hook_can_stop_training_mid_epoch_and_sees_train_mode_preserved():
 
 # -------------------------------------------------------------------------------------------- timing
 
+
 def test_timings_present_nonnegative_and_consistent():
     X, y = blobs(64)
     tr = quiet(net(0), epochs=2, batch_size=16, hooks=[Hook(lambda t: time.sleep(0.02), name="nap")])
@@ -381,6 +434,7 @@ def test_timings_present_nonnegative_and_consistent():
 
 
 # ------------------------------------------------------------------------------------------ progress
+
 
 def test_progress_silenced_and_enabled(capsys, monkeypatch):
     X, y = blobs(32)
@@ -399,6 +453,7 @@ def test_progress_silenced_and_enabled(capsys, monkeypatch):
 
 # ---------------------------------------------------------------------------------- amp and devices
 
+
 def test_amp_auto_off_on_cpu_and_amp_true_warns():
     X, y = blobs(32)
     tr = quiet(net(0), epochs=1).fit(X, y)
@@ -409,6 +464,7 @@ def test_amp_auto_off_on_cpu_and_amp_true_warns():
 
 
 # ------------------------------------------------------------------------------- predict and score
+
 
 def test_predict_proba_predict_score_consistent():
     X, y = blobs(100)
@@ -439,20 +495,24 @@ def test_num_classes_inference_and_checks():
 
 # -------------------------------------------------------------------------------------- validation
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    ({"X_l": np.zeros((10, 2)), "y_l": np.zeros(9, dtype=int)}, ValueError, "X_l has 10 samples but y_l has 9"),
-    ({"y_l": np.zeros(10)}, TypeError, "y_l must contain integer"),
-    ({"y_l": np.full(10, 2)}, ValueError, r"y_l has labels in \[2, 2\]"),
-    ({"y_l": np.array([-1] + [0] * 9)}, ValueError, "y_l has labels"),
-    ({"X_l": np.zeros((0, 2)), "y_l": np.zeros(0, dtype=int)}, ValueError, "X_l is empty"),
-    ({"X_l": np.array([[np.nan, 0]] + [[0, 0]] * 9)}, ValueError, "X_l contains NaN"),
-    ({"X_l": np.zeros((10, 2), dtype=np.uint8)}, TypeError, "X_l must have a floating dtype"),
-    ({"X_l": np.zeros(10)}, ValueError, "X_l must have shape"),
-    ({"X_val": np.zeros((4, 2))}, ValueError, "X_val and y_val"),
-    ({"X_val": np.full((4, 2), np.inf), "y_val": np.zeros(4, dtype=int)}, ValueError, "X_val contains NaN"),
-    ({"X_val": np.zeros((4, 3)), "y_val": np.zeros(4, dtype=int)}, ValueError, "X_val has sample shape"),
-    ({"X_val": np.zeros((4, 2)), "y_val": np.array([0, 1, 2, 0])}, ValueError, "y_val has labels"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"X_l": np.zeros((10, 2)), "y_l": np.zeros(9, dtype=int)}, ValueError, "X_l has 10 samples but y_l has 9"),
+        ({"y_l": np.zeros(10)}, TypeError, "y_l must contain integer"),
+        ({"y_l": np.full(10, 2)}, ValueError, r"y_l has labels in \[2, 2\]"),
+        ({"y_l": np.array([-1] + [0] * 9)}, ValueError, "y_l has labels"),
+        ({"X_l": np.zeros((0, 2)), "y_l": np.zeros(0, dtype=int)}, ValueError, "X_l is empty"),
+        ({"X_l": np.array([[np.nan, 0]] + [[0, 0]] * 9)}, ValueError, "X_l contains NaN"),
+        ({"X_l": np.zeros((10, 2), dtype=np.uint8)}, TypeError, "X_l must have a floating dtype"),
+        ({"X_l": np.zeros(10)}, ValueError, "X_l must have shape"),
+        ({"X_val": np.zeros((4, 2))}, ValueError, "X_val and y_val"),
+        ({"X_val": np.full((4, 2), np.inf), "y_val": np.zeros(4, dtype=int)}, ValueError, "X_val contains NaN"),
+        ({"X_val": np.zeros((4, 3)), "y_val": np.zeros(4, dtype=int)}, ValueError, "X_val has sample shape"),
+        ({"X_val": np.zeros((4, 2)), "y_val": np.array([0, 1, 2, 0])}, ValueError, "y_val has labels"),
+    ],
+)
 def test_fit_input_errors_name_the_argument(kwargs, exc, match):
     args = {"X_l": np.zeros((10, 2)), "y_l": np.arange(10) % 2}
     args.update(kwargs)
@@ -470,19 +530,22 @@ def test_missing_unlabeled_data_and_bad_unlabeled_shape():
         quiet(net(0), Recorder(uses_unlabeled=True), epochs=1).fit(X, y, X_u=np.zeros((0, 2)))
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    ({"optimizer": "rmsprop"}, ValueError, "optimizer"),
-    ({"schedule": "linear"}, ValueError, "schedule"),
-    ({"epochs": 0}, ValueError, "epochs"),
-    ({"batch_size": 2.5}, TypeError, "batch_size"),
-    ({"lr": 0}, ValueError, "lr"),
-    ({"ema_decay": 1.0}, ValueError, "ema_decay"),
-    ({"amp": "yes"}, ValueError, "amp"),
-    ({"seed": 1.5}, TypeError, "seed"),
-    ({"hooks": [lambda t: None]}, TypeError, "Hook"),
-    ({"early_stopping": 20}, TypeError, "early_stopping"),
-    ({"num_classes": 0}, ValueError, "num_classes"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"optimizer": "rmsprop"}, ValueError, "optimizer"),
+        ({"schedule": "linear"}, ValueError, "schedule"),
+        ({"epochs": 0}, ValueError, "epochs"),
+        ({"batch_size": 2.5}, TypeError, "batch_size"),
+        ({"lr": 0}, ValueError, "lr"),
+        ({"ema_decay": 1.0}, ValueError, "ema_decay"),
+        ({"amp": "yes"}, ValueError, "amp"),
+        ({"seed": 1.5}, TypeError, "seed"),
+        ({"hooks": [lambda t: None]}, TypeError, "Hook"),
+        ({"early_stopping": 20}, TypeError, "early_stopping"),
+        ({"num_classes": 0}, ValueError, "num_classes"),
+    ],
+)
 def test_constructor_errors(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         Trainer(net(0), Supervised(), **kwargs)
@@ -592,16 +655,28 @@ def test_every_batch_carries_the_unlabeled_indices():
 def test_early_stopping_does_not_monitor_the_warm_up_epochs():
     X = np.random.default_rng(3).normal(size=(20, 2)).astype(np.float32)
     y = (X[:, 0] > 0).astype(np.int64)
-    tr = Trainer(TinyNet(), Supervised(), epochs=50, lr=1e-9, progress=False,
-                 early_stopping=EarlyStopping(patience=3, min_delta=0.5, start_epoch=10))
+    tr = Trainer(
+        TinyNet(),
+        Supervised(),
+        epochs=50,
+        lr=1e-9,
+        progress=False,
+        early_stopping=EarlyStopping(patience=3, min_delta=0.5, start_epoch=10),
+    )
     tr.fit(X, y, X_val=X, y_val=y)
     # nothing can improve by 0.5: the first monitored epoch (11) is the best, then 3 epochs of patience
     assert tr.best_epoch_ == 11 and tr.epochs_run_ == 14
     with pytest.raises(ValueError, match="start_epoch"):
         EarlyStopping(start_epoch=-1)
     # watch_warmup: the warm-up epochs compete for the best weights; patience still counts after them only
-    tr = Trainer(TinyNet(), Supervised(), epochs=50, lr=1e-9, progress=False,
-                 early_stopping=EarlyStopping(patience=3, min_delta=0.5, start_epoch=10, watch_warmup=True))
+    tr = Trainer(
+        TinyNet(),
+        Supervised(),
+        epochs=50,
+        lr=1e-9,
+        progress=False,
+        early_stopping=EarlyStopping(patience=3, min_delta=0.5, start_epoch=10, watch_warmup=True),
+    )
     tr.fit(X, y, X_val=X, y_val=y)
     assert tr.best_epoch_ == 1 and tr.epochs_run_ == 13
     with pytest.raises(TypeError, match="watch_warmup"):

@@ -1,8 +1,7 @@
 """The pinned environments cannot drift apart: environment.yml's pip list == .ci/requirements.txt."""
 
-from pathlib import Path
-
 import re
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -255,8 +255,11 @@ def _fake_open_clip(monkeypatch):
             return self.visual(x)
 
     mod = types.ModuleType("open_clip")
-    mod.create_model_and_transforms = lambda name, pretrained: (Model(), None, None) if (
-        name, pretrained) == ("ViT-B-32", "openai") else pytest.fail(f"wrong model {name}/{pretrained}")
+    mod.create_model_and_transforms = lambda name, pretrained: (
+        (Model(), None, None)
+        if (name, pretrained) == ("ViT-B-32", "openai")
+        else pytest.fail(f"wrong model {name}/{pretrained}")
+    )
     monkeypatch.setitem(sys.modules, "open_clip", mod)
     return visual
 

@@ -9,8 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from sslkit.algorithms import Batch, FitContext
-from sslkit.algorithms import FlexMatch, FreeMatch, flexmatch_thresholds, freematch_fairness_loss
+from sslkit.algorithms import Batch, FitContext, FlexMatch, FreeMatch, flexmatch_thresholds, freematch_fairness_loss
 from sslkit.engine import Trainer
 from sslkit.models import MLP
 
@@ -60,6 +59,7 @@ def blobs(n_per_class, k=3, d=2, seed=0, spread=0.4):
 
 # ------------------------------------------------------------------------------------------ gradients
 
+
 @pytest.mark.parametrize("cls", [FlexMatch, FreeMatch])
 def test_unsupervised_loss_has_gradient_wrt_model_parameters(cls):
     X, y = blobs(20, k=3, d=4)
@@ -94,6 +94,7 @@ def test_fairness_term_has_gradient():
 
 # ------------------------------------------------------------------------------------------- FlexMatch
 
+
 def test_flexmatch_threshold_starts_at_zero_so_every_pseudo_label_passes():
     a = flex(5, 3)
     assert torch.equal(a.class_thresholds(), torch.zeros(3))
@@ -101,8 +102,10 @@ def test_flexmatch_threshold_starts_at_zero_so_every_pseudo_label_passes():
     probs = torch.tensor([[0.34, 0.33, 0.33], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
     assert torch.equal(a.mask(probs), torch.ones(3))
     # through loss(): the first step masks everything in, even unconfident rows
-    out = a.loss(LogitsAreInputs(), Batch(logits_for(probs[:1]), torch.tensor([0]), logits_for(probs), step=0,
-                 u_idx=torch.tensor([0, 1, 2])))
+    out = a.loss(
+        LogitsAreInputs(),
+        Batch(logits_for(probs[:1]), torch.tensor([0]), logits_for(probs), step=0, u_idx=torch.tensor([0, 1, 2])),
+    )
     assert float(out.logs["mask_rate"]) == 1.0
 
 
@@ -179,8 +182,12 @@ def test_flexmatch_bad_inputs():
         FlexMatch(num_unlabeled=3).class_thresholds()
     a = flex(4, 2)
     x_l, y_l, x_u = logits_for([[0.9, 0.1]]), torch.tensor([0]), logits_for([[0.9, 0.1], [0.2, 0.8]])
-    for bad, err in ((torch.tensor([0, 4]), ValueError), (torch.tensor([0]), ValueError),
-                     (torch.tensor([0.0, 1.0]), ValueError), ([0, 1], TypeError)):
+    for bad, err in (
+        (torch.tensor([0, 4]), ValueError),
+        (torch.tensor([0]), ValueError),
+        (torch.tensor([0.0, 1.0]), ValueError),
+        ([0, 1], TypeError),
+    ):
         with pytest.raises(err, match="u_idx"):
             a.loss(LogitsAreInputs(), Batch(x_l, y_l, x_u, step=0, u_idx=bad))
 
@@ -217,6 +224,7 @@ def test_flexmatch_exact_state_matches_brute_force_in_a_local_training_loop():
 
 
 # ------------------------------------------------------------------------------------------- FreeMatch
+
 
 def test_freematch_initial_state():
     a = free(4)
@@ -263,8 +271,9 @@ def test_fairness_term_on_a_hand_example():
     # q_bar = (0.65, 0.25, 0.1); h_s = (1, 0, 0) -> q_bar/h_s = (0.65, 0, 0) -> SumNorm = (1, 0, 0)
     # L_f = 0.625 log(1 + 1e-12) + 0.375 log(1e-12) + 0 = 0.375 * log(1e-12)
     expected = 0.625 * math.log(1 + 1e-12) + 0.375 * math.log(1e-12)
-    got = freematch_fairness_loss(logits_for(q), mask, torch.tensor(p_model, dtype=torch.float32),
-                                  torch.tensor(label_hist, dtype=torch.float32))
+    got = freematch_fairness_loss(
+        logits_for(q), mask, torch.tensor(p_model, dtype=torch.float32), torch.tensor(label_hist, dtype=torch.float32)
+    )
     assert float(got) == pytest.approx(expected, rel=1e-5)
     # a second example where both masked samples predict different classes
     q2 = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3]])
@@ -274,8 +283,9 @@ def test_fairness_term_on_a_hand_example():
     target = np.array([0.5, 0.3, 0.2]) / np.array([0.25, 0.25, 0.5])
     target /= target.sum()
     expected2 = float((target * np.log(mod_q + 1e-12)).sum())
-    got2 = freematch_fairness_loss(logits_for(q2), torch.ones(2), torch.tensor([0.5, 0.3, 0.2]),
-                                   torch.tensor([0.25, 0.25, 0.5]))
+    got2 = freematch_fairness_loss(
+        logits_for(q2), torch.ones(2), torch.tensor([0.5, 0.3, 0.2]), torch.tensor([0.25, 0.25, 0.5])
+    )
     assert float(got2) == pytest.approx(expected2, rel=1e-5)
     assert h_s.sum() == 1.0
 
@@ -303,12 +313,28 @@ def test_freematch_bad_inputs():
 
 # ----------------------------------------------------------------- missing classes and end-to-end fits
 
+
 def _fit(algo, X_l, y_l, X_u, k, epochs=3):
     torch.manual_seed(0)
     model = MLP(X_l.shape[1], k, hidden=(16,), dropout=0.0)
-    tr = Trainer(model, algo, device="cpu", optimizer="sgd", lr=0.03, weight_decay=5e-4, schedule="cosine",
-                 epochs=epochs, iterations_per_epoch=10, batch_size=8, unlabeled_batch_size=32, ema_decay=0.9,
-                 seed=0, progress=False, num_classes=k, decay_norm_and_bias=False)
+    tr = Trainer(
+        model,
+        algo,
+        device="cpu",
+        optimizer="sgd",
+        lr=0.03,
+        weight_decay=5e-4,
+        schedule="cosine",
+        epochs=epochs,
+        iterations_per_epoch=10,
+        batch_size=8,
+        unlabeled_batch_size=32,
+        ema_decay=0.9,
+        seed=0,
+        progress=False,
+        num_classes=k,
+        decay_norm_and_bias=False,
+    )
     return tr.fit(X_l, y_l, X_u)
 
 

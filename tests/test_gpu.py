@@ -66,11 +66,20 @@ def test_every_algorithm_trains_on_cuda_with_amp(name):
     torch.manual_seed(0)
     model = MLP(2, 3, hidden=(32, 32), dropout=0.0)
     algo = ALGORITHMS[name](np.bincount(y))
-    tr = Trainer(model, algo, device="cuda", epochs=30, batch_size=32, unlabeled_batch_size=64, progress=False,
-                 seed=0, num_classes=3)
+    tr = Trainer(
+        model,
+        algo,
+        device="cuda",
+        epochs=30,
+        batch_size=32,
+        unlabeled_batch_size=64,
+        progress=False,
+        seed=0,
+        num_classes=3,
+    )
     tr.fit(X, y, Xu, Xv, yv)
     assert all(p.device.type == "cuda" for p in model.parameters())
-    assert tr.amp_dtype_ is not None                      # autocast was on
+    assert tr.amp_dtype_ is not None  # autocast was on
     assert all(math.isfinite(r["loss"]) for r in tr.history_ if "loss" in r)
     # FlexMatch / FreeMatch start with near-zero thresholds (by design), so 30 epochs of this toy task
     # pseudo-label part of the data wrongly: above chance (1/3) is what is asked of them here
@@ -82,8 +91,16 @@ def test_pnu_trains_on_cuda():
     Xu, _ = blobs([150, 150], seed=1, k=2)
     Xv, yv = blobs([20, 20], seed=2, k=2)
     model = MLP(2, 2, hidden=(16,), dropout=0.0)
-    tr = Trainer(model, PNU([0.5, 0.5], n_per_class=np.bincount(y)), device="cuda", epochs=40, batch_size=16,
-                 progress=False, seed=0, num_classes=2)
+    tr = Trainer(
+        model,
+        PNU([0.5, 0.5], n_per_class=np.bincount(y)),
+        device="cuda",
+        epochs=40,
+        batch_size=16,
+        progress=False,
+        seed=0,
+        num_classes=2,
+    )
     tr.fit(X, y, Xu, Xv, yv)
     assert tr.score(*blobs([100, 100], seed=3, k=2)) > 0.8
 

@@ -44,8 +44,13 @@ def _imports(modules: dict):
                         if a.name.startswith("_"):
                             private.add((name, target, a.name))
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
-                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
                 private.add((name, bound[node.value.id], node.attr))
     return edges, private
 
@@ -59,7 +64,7 @@ def _cycle(edges: dict):
         stack.append(m)
         for n in sorted(edges.get(m, ())):
             if state.get(n) == "open":
-                return stack[stack.index(n):] + [n]
+                return stack[stack.index(n) :] + [n]
             if n not in state and (found := visit(n)):
                 return found
         state[m] = "done"

@@ -76,7 +76,10 @@ def test_wrn_structure(wrn):
     assert len(three) == 1 + 3 * 4 * 2  # stem + 2 per block, 4 blocks per stage, 3 stages -> depth 28 - 3
     assert len(one) == 3  # 1x1 shortcut in the first block of each stage (16->32, 32->64, 64->128)
     assert [(c.in_channels, c.out_channels, c.stride) for c in one] == [
-        (16, 32, (1, 1)), (32, 64, (2, 2)), (64, 128, (2, 2))]
+        (16, 32, (1, 1)),
+        (32, 64, (2, 2)),
+        (64, 128, (2, 2)),
+    ]
     assert convs[0].bias is not None and all(c.bias is None for c in convs[1:])
     assert [len(s) for s in wrn.stages] == [4, 4, 4]
     assert isinstance(wrn.classifier, nn.Linear) and wrn.classifier.in_features == 128 == wrn.feature_dim
@@ -171,7 +174,9 @@ def test_lenet_mnist_layers_exactly_paper_a():
     m = LeNetMNIST(10)
     convs = [c for c in m.modules() if isinstance(c, nn.Conv2d)]
     assert [(c.in_channels, c.out_channels, c.kernel_size, c.padding) for c in convs] == [
-        (1, 32, (3, 3), (1, 1)), (32, 64, (3, 3), (1, 1))]
+        (1, 32, (3, 3), (1, 1)),
+        (32, 64, (3, 3), (1, 1)),
+    ]
     pools = [p for p in m.modules() if isinstance(p, nn.MaxPool2d)]
     assert [(p.kernel_size, p.stride) for p in pools] == [(2, 2), (2, 2)]
     assert (m.fc.in_features, m.fc.out_features) == (64 * 7 * 7, 128)
@@ -183,7 +188,9 @@ def test_lenet_cifar_layers_exactly_paper_a():
     m = LeNetCIFAR(10)
     convs = [c for c in m.modules() if isinstance(c, nn.Conv2d)]
     assert [(c.in_channels, c.out_channels, c.kernel_size, c.padding) for c in convs] == [
-        (3, 64, (3, 3), (1, 1)), (64, 128, (3, 3), (1, 1))]
+        (3, 64, (3, 3), (1, 1)),
+        (64, 128, (3, 3), (1, 1)),
+    ]
     assert (m.fc.in_features, m.fc.out_features) == (128 * 8 * 8, 256)
     assert (m.classifier.in_features, m.classifier.out_features) == (256, 10)
     assert count_parameters(m) == (27 * 64 + 64) + (9 * 64 * 128 + 128) + (8192 * 256 + 256) + (256 * 10 + 10)
@@ -228,13 +235,13 @@ def test_wrong_input_type_raises_typeerror():
 
 def test_mlp_layers_widths_and_dropout():
     m = MLP(20, 7, hidden=(512, 256))
-    linears = [l for l in m.modules() if isinstance(l, nn.Linear)]
-    assert [(l.in_features, l.out_features) for l in linears] == [(20, 512), (512, 256), (256, 7)]
+    linears = [lin for lin in m.modules() if isinstance(lin, nn.Linear)]
+    assert [(lin.in_features, lin.out_features) for lin in linears] == [(20, 512), (512, 256), (256, 7)]
     drops = [d for d in m.modules() if isinstance(d, nn.Dropout)]
     assert len(drops) == 2 and all(d.p == 0.2 for d in drops)
     assert sum(isinstance(r, nn.ReLU) for r in m.modules()) == 2
     assert m.feature_dim == 256
-    assert [type(l).__name__ for l in m.body] == ["Linear", "ReLU", "Dropout"] * 2
+    assert [type(layer).__name__ for layer in m.body] == ["Linear", "ReLU", "Dropout"] * 2
 
 
 def test_mlp_default_and_logistic_regression():

@@ -48,11 +48,14 @@ def test_cov_rel_fro_closed_forms():
     assert A.cov_rel_fro(np.zeros((2, 3, 3))) == 0.0
 
 
-@pytest.mark.parametrize("bad, match", [
-    (np.zeros((3, 3)), "stack"),
-    (np.zeros((1, 3, 3)), "stack"),
-    (np.full((2, 2, 2), np.nan), "NaN"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.zeros((3, 3)), "stack"),
+        (np.zeros((1, 3, 3)), "stack"),
+        (np.full((2, 2, 2), np.nan), "NaN"),
+    ],
+)
 def test_cov_rel_fro_rejects_bad_input(bad, match):
     with pytest.raises(ValueError, match=match):
         A.cov_rel_fro(bad)
@@ -98,8 +101,9 @@ def test_pooled_covariances_match_loss_covariances_and_pool_single_rows():
     L = rng.normal(size=(12, 3))
     y = np.array([0] * 6 + [1] * 5 + [2])
     y_all = np.array([0] * 6 + [1] * 4 + [2] * 2)  # every class has >= 2 rows: loss_covariances itself
-    np.testing.assert_allclose(A._pooled_covariances(L, y_all, 3, shrinkage=0.5),
-                               loss_covariances(L, y_all, 3, shrinkage=0.5), rtol=1e-12)
+    np.testing.assert_allclose(
+        A._pooled_covariances(L, y_all, 3, shrinkage=0.5), loss_covariances(L, y_all, 3, shrinkage=0.5), rtol=1e-12
+    )
     C = A._pooled_covariances(L, y, 3, shrinkage=0.5)  # class 2 has a single row
     for m in (0, 1):
         S = np.cov(L[y == m].T, ddof=1)
@@ -135,8 +139,9 @@ def test_extra_rows_are_preprocessed_like_the_task():
 def test_nn_on_is_tables_1_2_ours_iter_and_runs_are_seeded():
     on = A.run_nn("breast_cancer", "(15,45)", "on", 1, scale="quick", device="cpu")
     ref = paper_a.run_one("breast_cancer", "(15,45)", "Ours (Iter)", 1, scale="quick", device="cpu")
-    assert {k: on[k] for k in ("test_acc", "best_val_acc", "epochs", "best_epoch")} == \
-        {k: ref[k] for k in ("test_acc", "best_val_acc", "epochs", "best_epoch")}
+    assert {k: on[k] for k in ("test_acc", "best_val_acc", "epochs", "best_epoch")} == {
+        k: ref[k] for k in ("test_acc", "best_val_acc", "epochs", "best_epoch")
+    }
     off = A.run_nn("breast_cancer", "(15,45)", "off", 1, scale="quick", device="cpu")
     assert 50 < off["test_acc"] <= 100
 
@@ -156,15 +161,18 @@ def test_fixmatch_cov_size_and_diagnostic_runs():
     assert ec["classes_used"] == 2 and 0 <= ec["cov_rel_fro"] <= 2
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: A.run_fixmatch("breast_cancer", "Imb. (60)", 0.7, 0, scale="quick"), "threshold must be one of"),
-    (lambda: A.run_fixmatch("breast_cancer", "(15,45)", 0.9, 0, scale="quick"), "Table 3 setting"),
-    (lambda: A.run_nn("breast_cancer", "(15,45)", "maybe", 0, scale="quick"), "nn must be one of"),
-    (lambda: A.run_nn("breast_cancer", "(15,45)", "on", 0, scale="huge"), "scale must be one of"),
-    (lambda: A.run_ec_diagnostic("breast_cancer", "(15,45)", 0, method="PL", scale="quick"), "method must be"),
-    (lambda: A.build_task("iris", "(15,45)", 0, n_unlabeled=10, n_val=10), "dataset must be one of"),
-    (lambda: A.run_config("bogus", "breast_cancer", "(15,45)", 0), "experiment must be"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: A.run_fixmatch("breast_cancer", "Imb. (60)", 0.7, 0, scale="quick"), "threshold must be one of"),
+        (lambda: A.run_fixmatch("breast_cancer", "(15,45)", 0.9, 0, scale="quick"), "Table 3 setting"),
+        (lambda: A.run_nn("breast_cancer", "(15,45)", "maybe", 0, scale="quick"), "nn must be one of"),
+        (lambda: A.run_nn("breast_cancer", "(15,45)", "on", 0, scale="huge"), "scale must be one of"),
+        (lambda: A.run_ec_diagnostic("breast_cancer", "(15,45)", 0, method="PL", scale="quick"), "method must be"),
+        (lambda: A.build_task("iris", "(15,45)", 0, n_unlabeled=10, n_val=10), "dataset must be one of"),
+        (lambda: A.run_config("bogus", "breast_cancer", "(15,45)", 0), "experiment must be"),
+    ],
+)
 def test_bad_arguments_raise_clear_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -175,9 +183,15 @@ def test_cifar10_multiclass_task_follows_mnist_protocol(monkeypatch):
 
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(10), 260)
-    fake = Dataset(name="cifar10", X=rng.integers(0, 256, (2600, 32, 32, 3), dtype=np.uint8), y=y,
-                   X_test=rng.integers(0, 256, (50, 32, 32, 3), dtype=np.uint8), y_test=np.arange(50) % 10,
-                   classes=tuple(str(c) for c in range(10)), source="fake")
+    fake = Dataset(
+        name="cifar10",
+        X=rng.integers(0, 256, (2600, 32, 32, 3), dtype=np.uint8),
+        y=y,
+        X_test=rng.integers(0, 256, (50, 32, 32, 3), dtype=np.uint8),
+        y_test=np.arange(50) % 10,
+        classes=tuple(str(c) for c in range(10)),
+        source="fake",
+    )
     monkeypatch.setattr(paper_a, "source_dataset", lambda dataset, data_root=None: fake)
     task = A.build_task("cifar10", "Sev. (500)", 0, n_unlabeled=300, n_val=200)
     assert task.labeled_counts == paper_a.labeled_counts("mnist", "Sev. (500)")
@@ -201,11 +215,21 @@ def test_paper_tables_have_every_row_and_consistent_deltas():
     assert all(0 <= v["cov_rel_fro"][0] <= 2 for v in A.PAPER_TABLE5.values())
     # "NN on" is the Ours (Iter) column of Tables 1-2, except in six rows of the paper (typed as printed)
     ref = {**paper_a.PAPER_TABLE1, **paper_a.PAPER_TABLE2}
-    differ = {(t, key) for t in range(6, 11) for key, row in A.PAPER_TABLES[t].items()
-              if key in ref and row["on"] != ref[key]["Ours (Iter)"]}
-    assert differ == {(8, ("mnist", "Bal. (200)")), (8, ("mnist", "Bal. (500)")), (8, ("mnist", "Bal. (1500)")),
-                      (8, ("covertype", "Bal. (140)")), (10, ("mnist", "Sev. (500)")), (10, ("covertype", "Sev. (140)"))}
-    for (d, s) in A.PAPER_TABLE3:
+    differ = {
+        (t, key)
+        for t in range(6, 11)
+        for key, row in A.PAPER_TABLES[t].items()
+        if key in ref and row["on"] != ref[key]["Ours (Iter)"]
+    }
+    assert differ == {
+        (8, ("mnist", "Bal. (200)")),
+        (8, ("mnist", "Bal. (500)")),
+        (8, ("mnist", "Bal. (1500)")),
+        (8, ("covertype", "Bal. (140)")),
+        (10, ("mnist", "Sev. (500)")),
+        (10, ("covertype", "Sev. (140)")),
+    }
+    for d, s in A.PAPER_TABLE3:
         paper_a.labeled_counts(d, A.table3_setting(d, s))  # every row maps to a valid setting
     assert A.table3_setting("adult", "Imb. (60)") == "(15,45)"
     assert A.table3_setting("adult", [45, 15]) == [45, 15]  # explicit counts pass through
@@ -216,15 +240,19 @@ def test_table_grids():
     assert len(A.table_grid(4)) == 18
     assert len(A.table_grid(6)) == 32 and {g["nn"] for g in A.table_grid(6)} == {"on", "off"}
     assert A.table_grid(5, datasets=["shuttle"]) == [
-        {"experiment": "ec_diag", "dataset": "shuttle", "setting": s} for s in ("Bal. (70)", "Mild (140)")]
+        {"experiment": "ec_diag", "dataset": "shuttle", "setting": s} for s in ("Bal. (70)", "Mild (140)")
+    ]
     with pytest.raises(ValueError, match="table must be one of"):
         A.table_grid(2)
 
 
 def test_select_threshold_keeps_highest_mean_best_validation():
     def rec(t, seed, val):
-        return {"config": {"dataset": "adult", "setting": "Bal. (60)", "threshold": t}, "seed": seed,
-                "metrics": {"best_val_acc": val, "test_acc": 0.0}}
+        return {
+            "config": {"dataset": "adult", "setting": "Bal. (60)", "threshold": t},
+            "seed": seed,
+            "metrics": {"best_val_acc": val, "test_acc": 0.0},
+        }
 
     records = [rec(0.8, 0, 80), rec(0.8, 1, 90), rec(0.9, 0, 86), rec(0.9, 1, 86), rec(0.95, 0, 70), rec(0.95, 1, 99)]
     kept = A.select_threshold(records)

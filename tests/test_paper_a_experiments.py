@@ -105,10 +105,17 @@ def test_official_test_split_vs_holdout():
 def test_regime_class_order_is_label_encoder_order():
     dry_bean = ("SEKER", "BARBUNYA", "BOMBAY", "CALI", "HOROZ", "SIRA", "DERMASON")  # the ARFF file's order
     order = paper_a.regime_class_order("dry_bean", dry_bean)
-    assert [dry_bean[c] for c in order] == sorted(dry_bean)          # string labels: alphabetical
+    assert [dry_bean[c] for c in order] == sorted(dry_bean)  # string labels: alphabetical
     counts = paper_a.to_class_order("dry_bean", dry_bean, [57, 34, 21, 13, 7, 5, 3])
-    assert dict(zip(dry_bean, counts)) == {"BARBUNYA": 57, "BOMBAY": 34, "CALI": 21, "DERMASON": 13,
-                                           "HOROZ": 7, "SEKER": 5, "SIRA": 3}
+    assert dict(zip(dry_bean, counts)) == {
+        "BARBUNYA": 57,
+        "BOMBAY": 34,
+        "CALI": 21,
+        "DERMASON": 13,
+        "HOROZ": 7,
+        "SEKER": 5,
+        "SIRA": 3,
+    }
     shuttle = ("Rad Flow", "Fpv Close", "Fpv Open", "High", "Bypass", "Bpv Close", "Bpv Open")  # labels 1..7
     assert paper_a.regime_class_order("shuttle", shuttle) == list(range(7))
     with pytest.raises(ValueError, match="7 classes"):
@@ -119,6 +126,7 @@ def test_regime_class_order_is_label_encoder_order():
 def test_build_task_places_regime_counts_in_label_encoder_order():
     task = build_task("dry_bean", "Sev. (140)", 0, n_unlabeled=100, n_val=60)
     from sslkit.data import load_dataset
+
     classes = list(load_dataset("dry_bean").classes)
     got = dict(zip(classes, np.bincount(task.y_l.numpy(), minlength=7).tolist()))
     assert got["BARBUNYA"] == 57 and got["SIRA"] == 3 and sum(got.values()) == 140
@@ -140,8 +148,9 @@ def test_run_supervised_term_variant_errors_and_plain_term_is_run_one():
         paper_a.run_supervised_term_variant("breast_cancer", "(30,30)", "VAT", 0.5, "weighted", 0)
     with pytest.raises(ValueError, match="hyper must be one of"):
         paper_a.run_supervised_term_variant("breast_cancer", "(30,30)", "VAT", 0.3, term, 0)
-    got = paper_a.run_supervised_term_variant("breast_cancer", "(15,45)", "PL", 0.9, term, 0, scale="quick",
-                                              device="cpu")
+    got = paper_a.run_supervised_term_variant(
+        "breast_cancer", "(15,45)", "PL", 0.9, term, 0, scale="quick", device="cpu"
+    )
     ref = paper_a.run_one("breast_cancer", "(15,45)", "PL", 0, scale="quick", device="cpu", hyper=0.9)
     assert got["test_acc"] == ref["test_acc"] and got["epochs"] == ref["epochs"]
 
@@ -150,9 +159,10 @@ def test_run_supervised_term_variant_errors_and_plain_term_is_run_one():
 def test_run_order_variant_places_the_counts():
     file_order = paper_a.run_order_variant("dry_bean", "Sev. (140)", "data file", 0, scale="quick", device="cpu")
     assert file_order["counts"] == [57, 34, 21, 13, 7, 5, 3]
-    frequent = paper_a.run_order_variant("dry_bean", "Sev. (140)", "most frequent first", 0, scale="quick",
-                                         device="cpu")
-    assert frequent["counts"][6] == 57 and frequent["counts"][2] == 3      # DERMASON most, BOMBAY least frequent
+    frequent = paper_a.run_order_variant(
+        "dry_bean", "Sev. (140)", "most frequent first", 0, scale="quick", device="cpu"
+    )
+    assert frequent["counts"][6] == 57 and frequent["counts"][2] == 3  # DERMASON most, BOMBAY least frequent
 
 
 def test_paper_dicts_complete():
@@ -180,9 +190,15 @@ def test_grid_and_selection():
     assert [g["hyper"] for g in grid if g["method"] == "VAT"] == [0.2, 0.5, 1.0, 2.0]
     assert len(grid) == 3 + 3 + 4
     assert len(grid_of(["mnist"], ["Bal. (200)"], hyper="first")) == 5
-    recs = [{"config": {"dataset": "b", "setting": "s", "method": "PL", "hyper": h}, "seed": s,
-             "metrics": {"best_val_acc": v}} for h, vals in [(0.8, [90, 91]), (0.9, [95, 80])] for s, v in
-            enumerate(vals)]
+    recs = [
+        {
+            "config": {"dataset": "b", "setting": "s", "method": "PL", "hyper": h},
+            "seed": s,
+            "metrics": {"best_val_acc": v},
+        }
+        for h, vals in [(0.8, [90, 91]), (0.9, [95, 80])]
+        for s, v in enumerate(vals)
+    ]
     kept = select_hyper(recs)
     assert {r["config"]["selected"] for r in kept} == {0.8} and len(kept) == 2
     # a cut-off sweep: 0.9 has only seed 0 (95) -> values are compared on seed 0 alone (0.8 has 90 there)

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from sslkit.data import RDSS_TOY_DISTRIBUTIONS, rdss_toy_distribution
-from sslkit.experiments import paper_comparison
 from sslkit.experiments import paper_b as pb
+from sslkit.experiments import paper_comparison
 from sslkit.select import GKH, GKHR, gaussian_kernel, median_bandwidth
 
 
@@ -22,8 +22,14 @@ def dense_alpha_mmd2(X, idx, alpha, bw):
 
 
 def test_paper_table4_as_printed():
-    cols = ["CIFAR-10 @ 40", "CIFAR-10 @ 250", "CIFAR-10 @ 4000",
-            "CIFAR-100 @ 400", "CIFAR-100 @ 2500", "CIFAR-100 @ 10000"]
+    cols = [
+        "CIFAR-10 @ 40",
+        "CIFAR-10 @ 250",
+        "CIFAR-10 @ 4000",
+        "CIFAR-100 @ 400",
+        "CIFAR-100 @ 2500",
+        "CIFAR-100 @ 10000",
+    ]
     assert len(pb.PAPER_TABLE4) == 8 * 6
     assert {c for _, c in pb.PAPER_TABLE4} == set(cols)
     assert pb.PAPER_TABLE4[("0", "CIFAR-10 @ 40")] == (85.54, 0.48)
@@ -42,8 +48,16 @@ def test_paper_table4_as_printed():
 
 
 def test_paper_table4_feeds_paper_comparison():
-    recs = [{"key": f"k{s}", "config": {"alpha": "1", "column": "CIFAR-10 @ 40"}, "seed": s, "scale": "paper",
-             "metrics": {"test_acc": 94.0 + s}} for s in range(2)]
+    recs = [
+        {
+            "key": f"k{s}",
+            "config": {"alpha": "1", "column": "CIFAR-10 @ 40"},
+            "seed": s,
+            "scale": "paper",
+            "metrics": {"test_acc": 94.0 + s},
+        }
+        for s in range(2)
+    ]
     t = paper_comparison(recs, pb.PAPER_TABLE4, rows="alpha", cols="column", metric="test_acc")
     assert t.loc["1", ("CIFAR-10 @ 40", "paper_mean")] == 94.53
     assert t.loc["1", ("CIFAR-10 @ 40", "ours_mean")] == 94.5
@@ -54,7 +68,7 @@ def test_table4_alpha_and_interval():
     assert pb.table4_alpha("0.98", 40) == 0.98
     assert pb.table4_alpha("1-1/sqrt(m)", 400) == pytest.approx(0.95)
     assert pb.table4_in_interval("0.9", 40) and not pb.table4_in_interval("0.8", 40)
-    assert pb.table4_in_interval("0.95", 400)                     # 1 - 1/20 = 0.95: the left end
+    assert pb.table4_in_interval("0.95", 400)  # 1 - 1/20 = 0.95: the left end
     assert not pb.table4_in_interval("0.98", 4000) and pb.table4_in_interval("1", 4000)
     assert not pb.table4_in_interval("0", 40)
     assert all(pb.table4_in_interval("1-1/sqrt(m)", m) for m in (40, 250, 4000))
@@ -94,9 +108,9 @@ def test_figure2_run_matches_brute_force(dist):
     assert out["D1"] == pytest.approx(d1, rel=1e-4) and out["D2"] == pytest.approx(d2, rel=1e-4)
     assert out["D"] == pytest.approx((d1 - d2) / (d1 + d2), abs=1e-6)
     assert out["gkh_distinct"] == np.unique(h).size
-    if out["gkh_distinct"] == 60:                         # no repeats: GKH's path is GKHR's
+    if out["gkh_distinct"] == 60:  # no repeats: GKH's path is GKHR's
         assert out["D"] == 0.0
-    assert pb.figure2_run(dist, 300, 0.2, seed=1)["D"] == out["D"]      # deterministic
+    assert pb.figure2_run(dist, 300, 0.2, seed=1)["D"] == out["D"]  # deterministic
 
 
 # ---------------------------------------------------------------------------------------- Figure 3
@@ -122,7 +136,7 @@ def test_figure3_run_small():
     assert rdss["alpha"] == pytest.approx(1 - 1 / math.sqrt(20)) and rdss["distinct"] == 20
     X, _ = pb.figure3_data(500, seed=0)
     assert rdss["indices"] == GKHR(20).fit(X).indices_.tolist()
-    assert rdss["alpha_mmd2"] < strat["alpha_mmd2"]            # GKHR minimises it; a random stratum does not
+    assert rdss["alpha_mmd2"] < strat["alpha_mmd2"]  # GKHR minimises it; a random stratum does not
     with pytest.raises(ValueError, match="selector must be one of"):
         pb.figure3_run("Oracle", 0)
 

@@ -30,8 +30,9 @@ def _blobs(n=300, d=8, k=3, seed=0, spread=0.3, scale=1.0):
 def test_paper_table1_is_complete_and_spot_values():
     cols = [f"{d} @ {m}" for d, ms in B.TABLE1_BUDGETS.items() for m in ms]
     assert len(cols) == 10
-    assert set(PAPER_KEYS := B.PAPER_TABLE1_B) == {(a, s, c) for a in B.TABLE1_ALGORITHMS
-                                                    for s in B.TABLE1_SELECTORS for c in cols}
+    assert set(PAPER_KEYS := B.PAPER_TABLE1_B) == {
+        (a, s, c) for a in B.TABLE1_ALGORITHMS for s in B.TABLE1_SELECTORS for c in cols
+    }
     assert len(PAPER_KEYS) == 120
     assert B.PAPER_TABLE1_B[("FlexMatch", "k-Means", "CIFAR-10 @ 40")] == (81.23, 8.71)
     assert B.PAPER_TABLE1_B[("FreeMatch", "RDSS", "STL-10 @ 40")] == (81.90, 1.72)
@@ -56,22 +57,34 @@ def test_paper_table5():
     assert t["RDSS"]["complexity"] == "O(mn)"
     assert B.OFFICIAL_BANDWIDTH == pytest.approx(math.sqrt(2))
     # gamma = 0.5 in exp(-gamma ||x-y||^2) is our exp(-||x-y||^2 / sigma^2) with sigma = sqrt 2
-    assert math.exp(-0.5 * 3.7) == pytest.approx(math.exp(-3.7 / B.OFFICIAL_BANDWIDTH ** 2))
+    assert math.exp(-0.5 * 3.7) == pytest.approx(math.exp(-3.7 / B.OFFICIAL_BANDWIDTH**2))
 
 
 def test_protocols():
     p = B.USB_PROTOCOL
-    assert (p["lr"], p["momentum"], p["weight_decay"], p["batch_size"], p["uratio"], p["ema_decay"]) == \
-        (0.03, 0.9, 5e-4, 64, 7, 0.999)
-    assert p["epochs"] * p["iterations_per_epoch"] == 2 ** 20 and p["model"] == "wrn28_2" and p["nesterov"]
+    assert (p["lr"], p["momentum"], p["weight_decay"], p["batch_size"], p["uratio"], p["ema_decay"]) == (
+        0.03,
+        0.9,
+        5e-4,
+        64,
+        7,
+        0.999,
+    )
+    assert p["epochs"] * p["iterations_per_epoch"] == 2**20 and p["model"] == "wrn28_2" and p["nesterov"]
 
 
 # ------------------------------------------------------------------------------------------ selection
 
 
 def test_make_selector_classes_and_errors():
-    expected = {"Stratified": StratifiedSelector, "Random": RandomSelector, "k-Means": KMeansSelector,
-                "USL": USLSelector, "ActiveFT": ActiveFTSelector, "RDSS": GKHR}
+    expected = {
+        "Stratified": StratifiedSelector,
+        "Random": RandomSelector,
+        "k-Means": KMeansSelector,
+        "USL": USLSelector,
+        "ActiveFT": ActiveFTSelector,
+        "RDSS": GKHR,
+    }
     for name, cls in expected.items():
         assert type(B.make_selector(name, 5)) is cls
     with pytest.raises(ValueError, match="selector must be one of"):
@@ -82,13 +95,13 @@ def test_make_selector_classes_and_errors():
 
 def test_select_indices_distinct_deterministic_and_rdss_is_gkhr():
     X, y = _blobs(n=120)
-    for name in ("Stratified", "Random", "k-Means", "USL", "RDSS"):    # ActiveFT (300 Adam steps): its own tests
+    for name in ("Stratified", "Random", "k-Means", "USL", "RDSS"):  # ActiveFT (300 Adam steps): its own tests
         a, sec = B.select_indices(name, X, y, 12, seed=3)
         assert a.dtype == np.int64 and a.shape == (12,) and np.unique(a).size == 12 and sec >= 0
-        if name in ("Random", "Stratified", "k-Means"):    # the selectors' own tests cover the others' seeds
+        if name in ("Random", "Stratified", "k-Means"):  # the selectors' own tests cover the others' seeds
             np.testing.assert_array_equal(a, B.select_indices(name, X, y, 12, seed=3)[0])
     strat, _ = B.select_indices("Stratified", X, y, 12)
-    assert np.bincount(y[strat]).tolist() == [4, 4, 4]      # the oracle balances the classes exactly
+    assert np.bincount(y[strat]).tolist() == [4, 4, 4]  # the oracle balances the classes exactly
     rdss, _ = B.select_indices("RDSS", X, y, 12)
     np.testing.assert_array_equal(rdss, GKHR(12).fit(X).indices_)
     fixed, _ = B.select_indices("RDSS", X, y, 12, bandwidth=B.OFFICIAL_BANDWIDTH)
@@ -98,8 +111,15 @@ def test_select_indices_distinct_deterministic_and_rdss_is_gkhr():
 # ------------------------------------------------------------------------------------------ training
 
 
-TINY = {"model": "mlp", "lr": 0.3, "epochs": 2, "iterations_per_epoch": 15, "batch_size": 16, "uratio": 2,
-        "ema_decay": 0.9}
+TINY = {
+    "model": "mlp",
+    "lr": 0.3,
+    "epochs": 2,
+    "iterations_per_epoch": 15,
+    "batch_size": 16,
+    "uratio": 2,
+    "ema_decay": 0.9,
+}
 
 
 @pytest.mark.parametrize("algorithm", B.TABLE1_ALGORITHMS)
@@ -115,7 +135,7 @@ def test_train_ssl_head_learns_and_is_deterministic(algorithm):
 
 def test_train_ssl_missing_class_in_labeled_set():
     X, y = _blobs(n=240, seed=2)
-    labeled = np.flatnonzero(y != 2)[:6]                     # class 2 has no label (RDSS / Random at small m)
+    labeled = np.flatnonzero(y != 2)[:6]  # class 2 has no label (RDSS / Random at small m)
     out = B.train_ssl(X, y, labeled, X, y, algorithm="FlexMatch", protocol=TINY, device="cpu", num_classes=3)
     assert out["labeled_classes"] == 2 and 0.0 <= out["test_acc"] <= 100.0
 
@@ -142,7 +162,7 @@ def test_table1_run_on_mnist_pixels():
     a = B.table1_run("mnist", "RDSS", "FreeMatch", 20, 0, **kw)
     b = B.table1_run("mnist", "RDSS", "FlexMatch", 20, 0, **kw)
     assert a["n_pool"] == 400 and a["n_test"] == 200 and a["extractor"] == "pixels_pca" and a["model"] == "mlp"
-    assert a["select_seconds"] == b["select_seconds"]          # one selection, shared by both algorithms
+    assert a["select_seconds"] == b["select_seconds"]  # one selection, shared by both algorithms
     assert a["test_acc"] > 20.0 and 1 <= a["labeled_classes"] <= 10
     with pytest.raises(ValueError, match="exceeds the pool size"):
         B.table1_run("mnist", "Random", "FreeMatch", 401, 0, **kw)
@@ -164,7 +184,7 @@ def test_defects_fixed_gamma_degenerates_on_large_scale_features():
     """B2: with features whose distances are >> sqrt 2, exp(-0.5 d^2) is ~0 off the diagonal, so GKHR sees no
     density; the median bandwidth keeps the kernel informative and gives a lower alpha-MMD^2."""
     P, y = _blobs(n=200, d=16, k=4, seed=5, scale=10.0)
-    R = np.random.default_rng(0).standard_normal(P.shape).astype(np.float32)    # a "random network"
+    R = np.random.default_rng(0).standard_normal(P.shape).astype(np.float32)  # a "random network"
     Pt, yt = _blobs(n=80, d=16, k=4, seed=5, scale=10.0)
     kw = dict(pretrained=P, random_init=R, y_pool=y, pretrained_test=Pt, y_test=yt)
     med = B.defects_run("pretrained", "median", 16, 0, **kw)
@@ -193,7 +213,9 @@ def test_random_init_features_shape_seed_and_errors():
 
 
 def test_source_label_drops_directories():
-    assert B._source_label("/x/y/data/cifar10 (lossless files, sha256 verified)") == \
-        "cifar10 (lossless files, sha256 verified)"
+    assert (
+        B._source_label("/x/y/data/cifar10 (lossless files, sha256 verified)")
+        == "cifar10 (lossless files, sha256 verified)"
+    )
     assert B._source_label("C:\\data\\mnist (idx files)") == "mnist (idx files)"
     assert B._source_label("downloaded") == "downloaded"

@@ -8,9 +8,20 @@ import math
 import pytest
 import torch
 
-from sslkit.experiments.paper_c import (PAPER_CLAIMS, PAPER_TABLES, PROTOCOLS, build_task, compare, full_earlystop,
-                                        run_schedule, tradeoff_grid, tradeoff_rows, tradeoff_run, variant_grid,
-                                        variant_rows)
+from sslkit.experiments.paper_c import (
+    PAPER_CLAIMS,
+    PAPER_TABLES,
+    PROTOCOLS,
+    build_task,
+    compare,
+    full_earlystop,
+    run_schedule,
+    tradeoff_grid,
+    tradeoff_rows,
+    tradeoff_run,
+    variant_grid,
+    variant_rows,
+)
 
 
 @pytest.mark.parametrize("protocol, m", [("paper_cifar10", 50000), ("paper_svhn", 73257), ("cpu", 10000)])
@@ -23,7 +34,7 @@ def test_a_warm_coreset_run_takes_about_t_k_over_b_iterations(protocol, m, fract
     assert s["k"] == k and s["warm_epochs"] == round(p["kappa"] * T * fraction)
     assert s["epochs"] == s["warm_epochs"] + T - round(p["kappa"] * T)
     ideal = T * math.ceil(k / B)
-    assert abs(s["total_steps"] - ideal) <= math.ceil(m / B)    # up to rounding T_w to whole epochs
+    assert abs(s["total_steps"] - ideal) <= math.ceil(m / B)  # up to rounding T_w to whole epochs
     full = run_schedule(protocol, "full", 1.0, m)
     assert full["total_steps"] == T * math.ceil(m / B)
     assert full["total_steps"] / s["total_steps"] == pytest.approx(1 / fraction, rel=0.05)
@@ -34,21 +45,33 @@ def test_a_warm_coreset_run_takes_about_t_k_over_b_iterations(protocol, m, fract
 def test_full_earlystop_reads_the_full_curve_at_a_time():
     full = {"curve": [[10.0, 50.0, 5.0], [20.0, 60.0, 10.0], [30.0, 70.0, 15.0]]}
     assert full_earlystop(full, 25.0) == 60.0 and full_earlystop(full, 30.0) == 70.0
-    assert full_earlystop(full, 5.0) == 50.0                       # not even one epoch: the first epoch's
+    assert full_earlystop(full, 5.0) == 50.0  # not even one epoch: the first epoch's
     assert full_earlystop(full, 10.0, clock="cpu_seconds") == 60.0
 
 
 def record(method, fraction, seed, acc, seconds, sel=0.0, **extra):
     curve = [[seconds * (i + 1) / 4, acc - 4 + i, seconds * (i + 1) / 4] for i in range(4)]
-    return {"config": {"protocol": "quick", "algorithm": "vat", "method": method, "fraction": fraction, **extra},
-            "seed": seed, "metrics": {"test_acc": acc, "seconds": seconds, "cpu_seconds": seconds,
-                                      "selection_seconds": sel, "selection_cpu_seconds": sel, "curve": curve}}
+    return {
+        "config": {"protocol": "quick", "algorithm": "vat", "method": method, "fraction": fraction, **extra},
+        "seed": seed,
+        "metrics": {
+            "test_acc": acc,
+            "seconds": seconds,
+            "cpu_seconds": seconds,
+            "selection_seconds": sel,
+            "selection_cpu_seconds": sel,
+            "curve": curve,
+        },
+    }
 
 
 def test_tradeoff_rows_speedup_degradation_and_full_earlystop():
-    recs = [record("full", 1.0, 0, 90.0, 100.0), record("retrieve", 0.1, 0, 88.0, 20.0, sel=5.0),
-            record("random", 0.1, 1, 80.0, 10.0),  # its Full run (seed 1) is missing: left out
-            record("retrieve", 0.1, 0, 70.0, 20.0, warm=False)]  # a variant: not in the main figure
+    recs = [
+        record("full", 1.0, 0, 90.0, 100.0),
+        record("retrieve", 0.1, 0, 88.0, 20.0, sel=5.0),
+        record("random", 0.1, 1, 80.0, 10.0),  # its Full run (seed 1) is missing: left out
+        record("retrieve", 0.1, 0, 70.0, 20.0, warm=False),
+    ]  # a variant: not in the main figure
     rows = {(r["method"], r["seed"]): r for r in tradeoff_rows(recs)}
     assert set(rows) == {("full", 0), ("retrieve", 0), ("full_earlystop", 0)}
     ret = rows["retrieve", 0]
@@ -74,8 +97,12 @@ def test_grids_and_paper_numbers():
     grid = tradeoff_grid("cpu")
     assert grid[0]["method"] == "full" and len(grid) == 1 + 4 * 3
     assert len(variant_grid("cpu")) == 2 * 3
-    assert PAPER_TABLES[("vat", "cifar10", "retrieve", 0.3)] == {"mean": 87.02, "std": 0.105, "hours": 10.27,
-                                                                 "tables": ("5", "8")}
+    assert PAPER_TABLES[("vat", "cifar10", "retrieve", 0.3)] == {
+        "mean": 87.02,
+        "std": 0.105,
+        "hours": 10.27,
+        "tables": ("5", "8"),
+    }
     assert len(PAPER_TABLES) == 60 and PAPER_CLAIMS[("fixmatch", "cifar10")] == {"speedup": 3.8, "degradation": 0.7}
     with pytest.raises(ValueError, match="protocol"):
         tradeoff_grid("imagenet")

@@ -6,15 +6,36 @@ from sslkit.experiments import paper_a, paper_a_appendix, paper_b, paper_b_ssl, 
 
 
 def test_every_file_loads_with_typed_columns():
-    assert paper_numbers.names() == ["a_table1", "a_table10", "a_table2", "a_table3", "a_table4", "a_table5",
-                                     "a_table6", "a_table7", "a_table8", "a_table9", "b_table1", "b_table4",
-                                     "b_table5", "c_claims", "c_tables5_10"]
+    assert paper_numbers.names() == [
+        "a_table1",
+        "a_table10",
+        "a_table2",
+        "a_table3",
+        "a_table4",
+        "a_table5",
+        "a_table6",
+        "a_table7",
+        "a_table8",
+        "a_table9",
+        "b_table1",
+        "b_table4",
+        "b_table5",
+        "c_claims",
+        "c_tables5_10",
+    ]
     for name in paper_numbers.names():
         rows = paper_numbers.load(name)
         assert rows and all(r.keys() == rows[0].keys() for r in rows)
     row = paper_numbers.load("a_table5")[0]
-    assert row == {"dataset": "covertype", "setting": "Bal. (140)", "classes": 7, "test_acc_mean": 56.58,
-                   "test_acc_std": 2.28, "cov_rel_fro_mean": 1.511, "cov_rel_fro_std": 0.0864}
+    assert row == {
+        "dataset": "covertype",
+        "setting": "Bal. (140)",
+        "classes": 7,
+        "test_acc_mean": 56.58,
+        "test_acc_std": 2.28,
+        "cov_rel_fro_mean": 1.511,
+        "cov_rel_fro_std": 0.0864,
+    }
     assert type(row["classes"]) is int and paper_numbers.mean_std(row, "cov_rel_fro") == (1.511, 0.0864)
     with pytest.raises(ValueError, match="no paper numbers called 'a_table99'"):
         paper_numbers.load("a_table99")
@@ -37,8 +58,11 @@ def test_spot_values():
     assert paper_a.PAPER_TABLE1[("cifar_cvd", "(100,100)")]["VAT"] == (59.4, 1.4)
     assert paper_a.PAPER_TABLE2[("mnist", "Sev. (1500)")]["PL"] == (90.7, 2.2)
     t = paper_a_appendix.PAPER_TABLES
-    assert t[3][("credit_default", "Imb. (200)")] == {"threshold": 0.8, "test_acc": (72.22, 7.02),
-                                                      "best_val_acc": (73.72, 8.22)}
+    assert t[3][("credit_default", "Imb. (200)")] == {
+        "threshold": 0.8,
+        "test_acc": (72.22, 7.02),
+        "best_val_acc": (73.72, 8.22),
+    }
     assert t[4][("mnist", "Sev. (500)", 1000)] == (82.23, 2.61)
     assert t[5][("shuttle", "Mild (140)")] == {"classes": 7, "test_acc": (97.88, 0.82), "cov_rel_fro": (1.3545, 0.0314)}
     assert t[6][("adult", "(30,30)")] == {"on": (80.8, 1.5), "off": (80.9, 1.1), "delta": 0.1}

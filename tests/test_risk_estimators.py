@@ -190,7 +190,9 @@ def test_unbiased_monte_carlo_on_samples():
         L_u = points[rng.choice(P, size=n_u, p=mix)]
         values.append(risk.linear_risk(risk.component_risks(L, y, k), risk.unlabeled_risks(L_u), prior, a))
     values = np.array(values)
-    C = np.stack([(probs[m][:, None] * (points - probs[m] @ points)).T @ (points - probs[m] @ points) for m in range(k)])
+    C = np.stack(
+        [(probs[m][:, None] * (points - probs[m] @ points)).T @ (points - probs[m] @ points) for m in range(k)]
+    )
     C_u = risk.mixture_covariance(C, probs @ points, prior)
     var = risk.estimator_variance(a, C, prior, n, n_unlabeled=n_u, unlabeled_covariance=C_u)
     se = np.sqrt(var / reps)
@@ -259,7 +261,9 @@ def test_cuda_matches_cpu():
     C = risk.loss_covariances(torch.tensor(L, device="cuda"), torch.tensor(y, device="cuda"), 3, shrinkage=0.5)
     a = risk.optimal_a(C, [0.2, 0.3, 0.5], [10, 10, 10], ridge=1e-4)
     assert a.device.type == "cuda"
-    np.testing.assert_allclose(a.cpu().numpy(), risk.optimal_a(C.cpu().numpy(), [0.2, 0.3, 0.5], [10, 10, 10], ridge=1e-4))
+    np.testing.assert_allclose(
+        a.cpu().numpy(), risk.optimal_a(C.cpu().numpy(), [0.2, 0.3, 0.5], [10, 10, 10], ridge=1e-4)
+    )
 
 
 def test_linear_risk_errors():
@@ -335,7 +339,8 @@ def test_symmetric_family_has_k_minus_1_parameters(seed, k):
     # eq. (14) is eq. (7) with a_k = θ_k
     a_k1 = a[:-1]
     assert risk.symmetric_linear_risk(R, R_u, prior, a_k1) == pytest.approx(
-        risk.linear_risk(R, R_u, prior, np.append(a_k1, prior[-1])), rel=1e-12)
+        risk.linear_risk(R, R_u, prior, np.append(a_k1, prior[-1])), rel=1e-12
+    )
 
 
 def test_theorem9_mapping_and_ec_equals_sakai_under_symmetric_loss():

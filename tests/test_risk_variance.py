@@ -83,7 +83,8 @@ def test_theorem2_equals_brute_force(seed, k):
     assert got == pytest.approx(brute_variance(m, a, n_u), rel=1e-10)
     # n_U = inf is the paper's asymptotic formula
     assert risk.estimator_variance(a, m.C, m.prior, m.n, n_unlabeled=float("inf")) == pytest.approx(
-        risk.estimator_variance(a, m.C, m.prior, m.n))
+        risk.estimator_variance(a, m.C, m.prior, m.n)
+    )
 
 
 def test_variance_monte_carlo_multinomial():
@@ -129,8 +130,9 @@ def test_optimal_a_equals_numerical_minimiser(seed, k, finite_u):
     m = Discrete(seed, k)
     kw = dict(n_unlabeled=50, unlabeled_covariance=m.C_u) if finite_u else {}
     a_star = risk.optimal_a(m.C, m.prior, m.n, **kw)
-    res = minimize(lambda a: risk.estimator_variance(a, m.C, m.prior, m.n, **kw), m.prior, method="BFGS",
-                   options={"gtol": 1e-12})
+    res = minimize(
+        lambda a: risk.estimator_variance(a, m.C, m.prior, m.n, **kw), m.prior, method="BFGS", options={"gtol": 1e-12}
+    )
     f_star = risk.estimator_variance(a_star, m.C, m.prior, m.n, **kw)
     assert f_star <= res.fun * (1 + 1e-9)
     assert f_star == pytest.approx(res.fun, rel=1e-6)
@@ -139,18 +141,24 @@ def test_optimal_a_equals_numerical_minimiser(seed, k, finite_u):
     assert risk.minimum_variance(m.C, m.prior, m.n, **kw) == pytest.approx(f_star, rel=1e-9)
     # a* never does worse than the supervised a = θ; the gap is uᵀS⁻¹u (eq. 10)
     sup = risk.estimator_variance(m.prior, m.C, m.prior, m.n)
-    assert sup - risk.minimum_variance(m.C, m.prior, m.n) == pytest.approx(risk.variance_reduction(m.C, m.prior, m.n), rel=1e-8)
+    assert sup - risk.minimum_variance(m.C, m.prior, m.n) == pytest.approx(
+        risk.variance_reduction(m.C, m.prior, m.n), rel=1e-8
+    )
     assert sup == pytest.approx(np.sum(m.prior**2 / m.n * m.C[np.arange(k), np.arange(k), np.arange(k)]))
 
 
 def test_finite_unlabeled_variance_decreases_to_asymptote():
     m = Discrete(3, 3)
     a = risk.optimal_a(m.C, m.prior, m.n)
-    vals = [risk.estimator_variance(a, m.C, m.prior, m.n, n_unlabeled=nu, unlabeled_covariance=m.C_u)
-            for nu in (10, 100, 1000, 10**6)]
+    vals = [
+        risk.estimator_variance(a, m.C, m.prior, m.n, n_unlabeled=nu, unlabeled_covariance=m.C_u)
+        for nu in (10, 100, 1000, 10**6)
+    ]
     assert all(x > y for x, y in zip(vals, vals[1:]))
     assert vals[-1] == pytest.approx(risk.estimator_variance(a, m.C, m.prior, m.n), rel=1e-4)
-    mins = [risk.minimum_variance(m.C, m.prior, m.n, n_unlabeled=nu, unlabeled_covariance=m.C_u) for nu in (10, 100, 1000)]
+    mins = [
+        risk.minimum_variance(m.C, m.prior, m.n, n_unlabeled=nu, unlabeled_covariance=m.C_u) for nu in (10, 100, 1000)
+    ]
     assert all(x > y for x, y in zip(mins, mins[1:]))
 
 
@@ -225,13 +233,17 @@ def test_theorem5_gap_closed_form(seed, rho1, frac):
 def test_pnu_optimal_eta_numerical_and_dominance(seed, finite_u):
     m = Discrete(seed, 2)
     kw = dict(n_unlabeled=80, unlabeled_covariance=m.C_u) if finite_u else {}
-    for family, to_a in (("pu", lambda e: [m.prior[0], m.prior[1] * (1 - e)]),
-                         ("nu", lambda e: [m.prior[0] * (1 - e), m.prior[1]])):
-        res = minimize_scalar(lambda e: risk.estimator_variance(to_a(e), m.C, m.prior, m.n, **kw))
+    for family, to_a in (
+        ("pu", lambda e: [m.prior[0], m.prior[1] * (1 - e)]),
+        ("nu", lambda e: [m.prior[0] * (1 - e), m.prior[1]]),
+    ):
+        res = minimize_scalar(lambda e, to_a=to_a: risk.estimator_variance(to_a(e), m.C, m.prior, m.n, **kw))
         eta = risk.pnu_optimal_eta(m.C, m.prior, m.n, family, **kw)
         assert eta == pytest.approx(res.x, abs=1e-5)
     # eq. (11): the linear family is never worse than the best PNU
-    assert risk.minimum_variance(m.C, m.prior, m.n, **kw) <= risk.pnu_minimum_variance(m.C, m.prior, m.n, **kw) * (1 + 1e-12)
+    assert risk.minimum_variance(m.C, m.prior, m.n, **kw) <= risk.pnu_minimum_variance(m.C, m.prior, m.n, **kw) * (
+        1 + 1e-12
+    )
 
 
 # ----------------------------------------------------------------------------- symmetric loss (Thm 7-9)
@@ -251,11 +263,14 @@ def test_theorem7_equals_brute_force(seed, k):
     # Thm 2 with the full a (any loss) agrees with Thm 7 after the reduction of Thm 6
     a_full = m.rng.normal(size=k)
     assert risk.estimator_variance(a_full, m.C, m.prior, m.n) == pytest.approx(
-        risk.symmetric_estimator_variance(risk.symmetric_reduce_a(a_full, m.prior), m.C, m.prior, m.n), rel=1e-8)
+        risk.symmetric_estimator_variance(risk.symmetric_reduce_a(a_full, m.prior), m.C, m.prior, m.n), rel=1e-8
+    )
     # a wrong ď_k (e.g. 1 - e_k truncated = 1, the asymmetric pattern) gives a different value
     w = m.prior**2 / m.n
     qa = a / m.prior[:-1]
-    wrong = sum(w[j] * (qa - (1 - np.eye(k)[j, :-1])) @ m.C[j, :-1, :-1] @ (qa - (1 - np.eye(k)[j, :-1])) for j in range(k))
+    wrong = sum(
+        w[j] * (qa - (1 - np.eye(k)[j, :-1])) @ m.C[j, :-1, :-1] @ (qa - (1 - np.eye(k)[j, :-1])) for j in range(k)
+    )
     assert wrong != pytest.approx(got, rel=1e-6)
 
 
@@ -329,8 +344,10 @@ def test_torch_matches_numpy_for_variance_functions():
     t = lambda x: torch.tensor(x, dtype=torch.float64)  # noqa: E731
     pairs = [
         (risk.estimator_variance(a, m.C, m.prior, m.n), risk.estimator_variance(t(a), t(m.C), m.prior, m.n)),
-        (risk.estimator_variance(a, m.C, m.prior, m.n, n_unlabeled=20, unlabeled_covariance=m.C_u),
-         risk.estimator_variance(a, t(m.C), m.prior, m.n, n_unlabeled=20, unlabeled_covariance=t(m.C_u))),
+        (
+            risk.estimator_variance(a, m.C, m.prior, m.n, n_unlabeled=20, unlabeled_covariance=m.C_u),
+            risk.estimator_variance(a, t(m.C), m.prior, m.n, n_unlabeled=20, unlabeled_covariance=t(m.C_u)),
+        ),
         (risk.optimal_a(m.C, m.prior, m.n, ridge=1e-4), risk.optimal_a(t(m.C), m.prior, m.n, ridge=1e-4)),
         (risk.minimum_variance(m.C, m.prior, m.n), risk.minimum_variance(t(m.C), m.prior, m.n)),
         (risk.mixture_covariance(m.C, m.R, m.prior), risk.mixture_covariance(t(m.C), t(m.R), m.prior)),

@@ -22,12 +22,15 @@ from sslkit.models import MLP
 # ---------------------------------------------------------------------------------------------------- CRUST
 def test_proportional_budgets():
     assert proportional_budgets([50, 30, 20], 10).tolist() == [5, 3, 2]
-    assert proportional_budgets([1, 1, 1], 2).tolist() == [1, 1, 0]            # ties: smaller class
-    assert proportional_budgets([7, 2, 1], 5).tolist() == [4, 1, 0]             # 3.5, 1, 0.5 -> 3+1, 1, 0
+    assert proportional_budgets([1, 1, 1], 2).tolist() == [1, 1, 0]  # ties: smaller class
+    assert proportional_budgets([7, 2, 1], 5).tolist() == [4, 1, 0]  # 3.5, 1, 0.5 -> 3+1, 1, 0
     b = proportional_budgets([0, 13, 4, 9], 11)
-    assert int(b.sum()) == 11 and b[0] == 0 and all(abs(float(b[c]) - 11 * n / 26) < 1 for c, n in
-                                                    enumerate([0, 13, 4, 9]))
-    assert proportional_budgets([3, 1], 4).tolist() == [3, 1]                   # never above n_c
+    assert (
+        int(b.sum()) == 11
+        and b[0] == 0
+        and all(abs(float(b[c]) - 11 * n / 26) < 1 for c, n in enumerate([0, 13, 4, 9]))
+    )
+    assert proportional_budgets([3, 1], 4).tolist() == [3, 1]  # never above n_c
     with pytest.raises(ValueError, match="exceeds"):
         proportional_budgets([2, 2], 5)
     with pytest.raises(ValueError, match="non-negative"):
@@ -101,7 +104,7 @@ def test_crust_mixup_hands_the_mixed_coreset_batch_to_the_base():
     torch.manual_seed(3)
     xm, _, lam = mixup(x_u, 0.5)
     assert torch.allclose(rec.seen.x_u, xm) and rec.seen.u_weight is w and out.logs["mixup_lambda"] == lam
-    batch.update_state = False                                     # a selection pass: the samples themselves
+    batch.update_state = False  # a selection pass: the samples themselves
     algo.loss(model, batch)
     assert rec.seen.x_u is x_u
 
@@ -146,8 +149,9 @@ def test_bayesian_coreset_weights_and_approximation():
     # the output scaling is the orthogonal projection of L on the coreset's direction
     assert float((L - approx) @ approx) == pytest.approx(0.0, abs=1e-3 * float(L.norm()) ** 2)
     rng = np.random.default_rng(0)
-    random_err = np.mean([float((L - 10.0 * G[rng.choice(200, 20, replace=False)].sum(0)).norm() / L.norm())
-                          for _ in range(50)])
+    random_err = np.mean(
+        [float((L - 10.0 * G[rng.choice(200, 20, replace=False)].sum(0)).norm() / L.norm()) for _ in range(50)]
+    )
     assert err < random_err / 3
     assert BayesianCoreset(60).fit(G).error_ <= err + 1e-6
 
@@ -172,8 +176,17 @@ def test_strategies_run_as_coreset_callbacks(strategy):
     cb = CoresetSelection(strategy, 20, every=1, warm_epochs=1)
     algo = CrustMixup(VAT(1.0)) if strategy == "crust" else VAT(1.0)
     torch.manual_seed(0)
-    tr = Trainer(MLP(4, 2, hidden=(8,)), algo, epochs=3, batch_size=8, unlabeled_batch_size=10, hooks=cb.hooks(),
-                 iterations_per_epoch="unlabeled", progress=False, seed=0)
+    tr = Trainer(
+        MLP(4, 2, hidden=(8,)),
+        algo,
+        epochs=3,
+        batch_size=8,
+        unlabeled_batch_size=10,
+        hooks=cb.hooks(),
+        iterations_per_epoch="unlabeled",
+        progress=False,
+        seed=0,
+    )
     tr.fit(X[:20], y[:20], X[20:])
     assert len(cb.selections_) == 2 and all(s["indices"].numel() == 20 for s in cb.selections_)
     assert tr.history_[-1]["iterations"] == 2

@@ -47,7 +47,7 @@ def toy_problem(seed=0, n_u=12, harmful=6):
     x_u = torch.randn(n_u, 3, generator=g)
     truth = (x_u[:, 0] > 0).long()
     targets = truth.clone()
-    targets[:harmful] = 1 - truth[:harmful]           # wrong consistency targets: harmful points
+    targets[:harmful] = 1 - truth[:harmful]  # wrong consistency targets: harmful points
     torch.manual_seed(seed)
     model = nn.Linear(3, 2)
     return model, Batch(x_l, y_l, x_u, torch.arange(n_u)), targets
@@ -85,7 +85,7 @@ def test_l2rw_weights_equal_the_clipped_negative_meta_gradient_of_an_explicit_st
     sW, sb = torch.autograd.grad(F.cross_entropy(batch.x_l @ W2.T + b2, batch.y_l), (W2, b2))
     align = []
     for j in range(12):
-        lj = F.cross_entropy((batch.x_u[j] @ W.T + b)[None], targets[j:j + 1])
+        lj = F.cross_entropy((batch.x_u[j] @ W.T + b)[None], targets[j : j + 1])
         jW, jb = torch.autograd.grad(lj, (W, b))
         align.append(float((sW * jW).sum() + (sb * jb).sum()))
     align = torch.clamp(torch.tensor(align), min=0)
@@ -93,7 +93,9 @@ def test_l2rw_weights_equal_the_clipped_negative_meta_gradient_of_an_explicit_st
     # the returned loss: L_0 + λ Σ_j w_j l_j, and the contract's per-sample view of it
     sup = F.cross_entropy(model(batch.x_l), batch.y_l)
     assert float(out.loss.detach()) == pytest.approx(float((sup + 0.7 * (w_ref * l_u).sum()).detach()), rel=1e-5)
-    assert float(weighted_mean(out.unlabeled.masked(), None).detach()) == pytest.approx(float(out.logs["unsup_loss"]), rel=1e-5)
+    assert float(weighted_mean(out.unlabeled.masked(), None).detach()) == pytest.approx(
+        float(out.logs["unsup_loss"]), rel=1e-5
+    )
 
 
 def test_l2rw_harmful_points_get_less_weight_and_the_step_leaves_the_model_alone():
@@ -127,8 +129,9 @@ def test_one_step_is_the_functional_sgd_step_and_labeled_loss_uses_it():
         for p in ref.parameters():
             p -= 0.3 * p.grad
     assert torch.allclose(theta["weight"], ref.weight) and torch.allclose(theta["bias"], ref.bias)
-    assert float(labeled_loss_at(model, theta, batch.x_l, batch.y_l).detach()) == \
-        pytest.approx(float(F.cross_entropy(ref(batch.x_l), batch.y_l).detach()), rel=1e-6)
+    assert float(labeled_loss_at(model, theta, batch.x_l, batch.y_l).detach()) == pytest.approx(
+        float(F.cross_entropy(ref(batch.x_l), batch.y_l).detach()), rel=1e-6
+    )
     assert theta["weight"].requires_grad and theta["weight"].grad_fn is not None  # differentiable
 
 
@@ -165,7 +168,7 @@ def test_ds3l_one_outer_step_lowers_the_labeled_loss_after_the_inner_step():
     model, batch, algo = ds3l_setup()
     theta0 = copy.deepcopy(model.state_dict())
     before = float(meta_loss(algo, model, batch).detach())
-    out = algo.loss(model, batch)                        # one meta-network step (the model is not stepped)
+    out = algo.loss(model, batch)  # one meta-network step (the model is not stepped)
     assert float(out.logs["meta_loss"]) == pytest.approx(before, rel=1e-6)
     assert all(torch.equal(v, model.state_dict()[k]) for k, v in theta0.items())
     after = float(meta_loss(algo, model, batch).detach())

@@ -39,7 +39,7 @@ def cifar10_train_labels():
     if not CIFAR_LABELS.is_file():
         pytest.skip("CIFAR-10 labels not in SSLKIT_DATA_DIR")
     text = CIFAR_LABELS.read_text()
-    y = np.array([int(v) for v in text[text.index("[") + 1:text.index("]")].split(",")[:50000]], dtype=np.int64)
+    y = np.array([int(v) for v in text[text.index("[") + 1 : text.index("]")].split(",")[:50000]], dtype=np.int64)
     assert np.bincount(y).tolist() == [5000] * 10
     return y
 
@@ -51,7 +51,7 @@ def check_ood(split, y, ids, oods, n_lab, n_u, n_val, ratio):
     n_ood = int(np.isin(y[split.unlabeled], oods).sum())
     assert n_ood == int(np.floor(ratio * n_u + 0.5)) and n_ood == int(split.unlabeled_is_ood.sum())
     assert np.isin(y[split.unlabeled], ids + oods).all()
-    assert n_ood / n_u == pytest.approx(ratio, abs=0.5 / n_u)          # U_ood / (U_ood + U_in)
+    assert n_ood / n_u == pytest.approx(ratio, abs=0.5 / n_u)  # U_ood / (U_ood + U_in)
     assert set(np.unique(y[split.unlabeled][split.unlabeled_is_ood])) == set(oods)  # every OOD class present
 
 
@@ -77,7 +77,7 @@ def test_mnist_ood_matches_table_3(mnist, ratio):
     assert pre["id_classes"] == (0, 1, 2, 3, 4, 5) and pre["ood_classes"] == (6, 7, 8, 9)
     s = ood_split(y, **pre, ood_ratio=ratio, seed=0)
     check_ood(s, y, (0, 1, 2, 3, 4, 5), (6, 7, 8, 9), 10, 30000, 10000, ratio)
-    assert int((s.relabel(y_test) >= 0).sum()) == 6031          # ID part of the 10 000 official test images
+    assert int((s.relabel(y_test) >= 0).sum()) == 6031  # ID part of the 10 000 official test images
 
 
 def test_mnist_ood_splits_are_disjoint_and_seeded(mnist):

@@ -65,8 +65,11 @@ def test_run_key_is_stable_and_canonical():
     assert k == hashlib.sha256(payload.encode()).hexdigest()[:16]
     assert k == run_key({"n": 10, "method": "a"}, 0, "quick")  # key order does not matter
     assert k == run_key({"n": np.int64(10), "method": "a"}, 0, "quick")  # numpy ints are ints
-    others = {run_key({"method": "a", "n": 10}, 1, "quick"), run_key({"method": "a", "n": 10}, 0, "paper"),
-              run_key({"method": "a", "n": 10.0}, 0, "quick")}
+    others = {
+        run_key({"method": "a", "n": 10}, 1, "quick"),
+        run_key({"method": "a", "n": 10}, 0, "paper"),
+        run_key({"method": "a", "n": 10.0}, 0, "quick"),
+    }
     assert k not in others and len(others) == 3
 
 
@@ -78,8 +81,18 @@ def test_records_schema_order_and_fsynced_lines(tmp_path):
     expected_order = [(m, n, s) for m in GRID["method"] for n in GRID["n"] for s in SEEDS]
     assert [(r["config"]["method"], r["config"]["n"], r["seed"]) for r in records] == expected_order
     for r in records:
-        assert set(r) == {"key", "config", "seed", "scale", "metrics", "seconds", "hardware",
-                          "sslkit_version", "finished_at", "extra"}
+        assert set(r) == {
+            "key",
+            "config",
+            "seed",
+            "scale",
+            "metrics",
+            "seconds",
+            "hardware",
+            "sslkit_version",
+            "finished_at",
+            "extra",
+        }
         assert r["key"] == run_key(r["config"], r["seed"], "quick")
         assert r["metrics"] == metric_fn(**r["config"], seed=r["seed"])
         assert r["extra"] == {"data": "toy"} and "torch" in r["hardware"] and r["seconds"] >= 0
@@ -129,8 +142,15 @@ KILL_SCRIPT = textwrap.dedent(
 
 def _run_sweep(tmp_path, results, kill_after):
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    args = [sys.executable, "-c", KILL_SCRIPT, str(results), str(tmp_path / "started.log"),
-            str(tmp_path / "finished.log"), str(kill_after)]
+    args = [
+        sys.executable,
+        "-c",
+        KILL_SCRIPT,
+        str(results),
+        str(tmp_path / "started.log"),
+        str(tmp_path / "finished.log"),
+        str(kill_after),
+    ]
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -239,8 +259,13 @@ def test_non_serialisable_metric_is_a_type_error_naming_the_key(tmp_path):
     with pytest.raises(TypeError, match="metrics must be a dict"):
         run_grid(lambda seed: 0.5, [{}], path, seeds=[0], progress=False)
     # numpy scalars and arrays are converted
-    recs = run_grid(lambda seed: {"acc": np.float32(0.5), "n": np.int64(3), "curve": np.arange(3)},
-                    [{}], path, seeds=[0], progress=False)
+    recs = run_grid(
+        lambda seed: {"acc": np.float32(0.5), "n": np.int64(3), "curve": np.arange(3)},
+        [{}],
+        path,
+        seeds=[0],
+        progress=False,
+    )
     assert recs[0]["metrics"] == {"acc": 0.5, "n": 3, "curve": [0, 1, 2]}
 
 
@@ -274,8 +299,9 @@ def test_records_of_other_grids_in_the_same_file_are_kept_but_not_returned(tmp_p
 def test_hardware_label_and_results_path(tmp_path):
     from sslkit.experiments import hardware_summary, repo_root, results_path
 
-    recs = run_grid(metric_fn, {"method": ["a"], "n": [1]}, tmp_path / "r.jsonl", seeds=[0], progress=False,
-                    hardware="test rig")
+    recs = run_grid(
+        metric_fn, {"method": ["a"], "n": [1]}, tmp_path / "r.jsonl", seeds=[0], progress=False, hardware="test rig"
+    )
     assert recs[0]["hardware"] == "test rig"
     with pytest.raises(TypeError, match="hardware must be a string"):
         run_grid(metric_fn, {"method": ["a"], "n": [2]}, tmp_path / "r.jsonl", seeds=[0], hardware=1)

@@ -38,23 +38,23 @@ def one_thread():
 
 def dense_kernel(A, B, sigma):
     d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
-    return np.exp(-d2 / sigma ** 2)
+    return np.exp(-d2 / sigma**2)
 
 
 def brute_gkhr(X, m, alpha, sigma, replace=False):
     """Algorithm 1 (replace=False) / Algorithm 2 (replace=True), line by line, with a dense kernel."""
     K = dense_kernel(X, X, sigma)
     n = len(X)
-    mu = K.sum(0) / n                                  # line 1
-    S = np.zeros(n)                                    # line 2
+    mu = K.sum(0) / n  # line 1
+    S = np.zeros(n)  # line 2
     chosen = []
     for p in range(1, m + 1):
         obj = S - alpha * mu
         if not replace:
-            obj[chosen] = np.inf                       # argmin over [n] \ I
-        i = int(np.argmin(obj))                        # line 4
+            obj[chosen] = np.inf  # argmin over [n] \ I
+        i = int(np.argmin(obj))  # line 4
         beta = 1.0 / p
-        S = (1 - beta) * S + beta * K[i]               # line 5
+        S = (1 - beta) * S + beta * K[i]  # line 5
         chosen.append(i)
     return np.array(chosen)
 
@@ -81,7 +81,7 @@ def dense_alpha_mmd2(X, idx, alpha, sigma):
     """eq. (6), second line, dense."""
     K = dense_kernel(X, X, sigma)
     n, m = len(X), len(idx)
-    return alpha ** 2 * K.sum() / n ** 2 + K[np.ix_(idx, idx)].sum() / m ** 2 - 2 * alpha * K[:, idx].sum() / (m * n)
+    return alpha**2 * K.sum() / n**2 + K[np.ix_(idx, idx)].sum() / m**2 - 2 * alpha * K[:, idx].sum() / (m * n)
 
 
 @pytest.fixture(scope="module")
@@ -136,16 +136,16 @@ def test_row_sums_float32_close_to_float64(toy):
 @pytest.mark.parametrize("alpha", [0.3, 0.9, 1.0])
 def test_alpha_mmd2_is_eq6_and_weighted_quadratic_form(toy, alpha):
     sigma = 2.0
-    idx = np.array([3, 17, 17, 250, 99, 5])                     # a multiset (GKH may repeat)
+    idx = np.array([3, 17, 17, 250, 99, 5])  # a multiset (GKH may repeat)
     value = alpha_mmd2(toy, idx, alpha, sigma, block_size=32)
     assert value == pytest.approx(dense_alpha_mmd2(toy, idx, alpha, sigma), rel=1e-10)
     # App. A.1: w^T K_* w with K_* = K - 2 alpha p 1^T + alpha^2 Kbar 1 1^T, w = multiplicities / m
     K = dense_kernel(toy, toy, sigma)
     n = len(toy)
     p = K.sum(1) / n
-    Kbar = K.sum() / n ** 2
+    Kbar = K.sum() / n**2
     one = np.ones(n)
-    K_star = K - 2 * alpha * np.outer(p, one) + alpha ** 2 * Kbar * np.outer(one, one)
+    K_star = K - 2 * alpha * np.outer(p, one) + alpha**2 * Kbar * np.outer(one, one)
     w = np.bincount(idx, minlength=n) / len(idx)
     assert value == pytest.approx(w @ K_star @ w, rel=1e-10)
 
@@ -162,9 +162,9 @@ def test_alpha_mmd2_equals_eq4_plus_eq5_rewriting(toy):
     m = len(idx)
     K = dense_kernel(toy, toy, sigma)
     n = len(toy)
-    mmd_eq4 = K.sum() / n ** 2 + K[np.ix_(idx, idx)].sum() / m ** 2 - 2 * K[:, idx].sum() / (m * n)
-    S_k = K[np.ix_(idx, idx)].sum() / m ** 2                      # eq. (2)
-    const = alpha * (alpha - 1) / n ** 2 * K.sum()
+    mmd_eq4 = K.sum() / n**2 + K[np.ix_(idx, idx)].sum() / m**2 - 2 * K[:, idx].sum() / (m * n)
+    S_k = K[np.ix_(idx, idx)].sum() / m**2  # eq. (2)
+    const = alpha * (alpha - 1) / n**2 * K.sum()
     value = alpha_mmd2(toy, idx, alpha, sigma)
     lam = (1 - alpha) / alpha
     assert value == pytest.approx(alpha * (mmd_eq4 + lam * S_k) + const, rel=1e-10)
@@ -186,7 +186,9 @@ def test_alpha_mmd2_with_precomputed_mu_and_path(toy):
     sigma, alpha = 2.0, 0.8
     idx = np.array([5, 1, 200, 7, 150])
     mu = dense_kernel(toy, toy, sigma).mean(1)
-    assert alpha_mmd2(toy, idx, alpha, sigma, mu=mu) == pytest.approx(dense_alpha_mmd2(toy, idx, alpha, sigma), rel=1e-10)
+    assert alpha_mmd2(toy, idx, alpha, sigma, mu=mu) == pytest.approx(
+        dense_alpha_mmd2(toy, idx, alpha, sigma), rel=1e-10
+    )
     path = alpha_mmd2_path(toy, idx, alpha, sigma, block_size=2)
     expected = [dense_alpha_mmd2(toy, idx[:p], alpha, sigma) for p in range(1, len(idx) + 1)]
     np.testing.assert_allclose(path, expected, rtol=1e-10)
@@ -265,7 +267,7 @@ def test_theorem_5_6_bound_holds_on_appendix_d1_data(name):
     sel = GKHR(m, device="cpu").fit(X)
     path = alpha_mmd2_path(X, sel.indices_, sel.alpha_, sel.bandwidth_, mu=sel.mu_)
     Kbar = float(sel.mu_.mean())
-    bound = theorem_5_6_bound(np.arange(1, m + 1), sel.alpha_, Kbar)   # C^2 + 2K(2 + log p)/(p + 1), K = 1
+    bound = theorem_5_6_bound(np.arange(1, m + 1), sel.alpha_, Kbar)  # C^2 + 2K(2 + log p)/(p + 1), K = 1
     assert bound[0] == pytest.approx((1 - sel.alpha_) ** 2 * Kbar + 2.0)
     assert np.all(path <= bound + 1e-12)
     assert path[-1] == pytest.approx(alpha_mmd2(X, sel.indices_, sel.alpha_, sel.bandwidth_), rel=1e-9)
@@ -277,7 +279,7 @@ def test_theorem_5_6_bound_holds_on_appendix_d1_data(name):
 def test_float32_input_selects_like_float64(toy):
     a = GKHR(30, bandwidth=2.0, device="cpu").fit(toy).indices_
     b = GKHR(30, bandwidth=2.0, device="cpu").fit(toy.astype(np.float32)).indices_
-    assert (a == b).mean() >= 0.9       # float32 rounding may swap near-ties late in the run
+    assert (a == b).mean() >= 0.9  # float32 rounding may swap near-ties late in the run
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -218,8 +218,9 @@ def test_paper_a_regimes_sum_to_their_stated_totals():
     assert paper_a_regime(7, "mild", 350) == [81, 65, 57, 49, 41, 33, 24]
     assert paper_a_regime(7, "balanced", 140) == [20] * 7
     # paper A App. B's skewed prior is the severe 140 regime divided by 140
-    assert np.allclose(np.array(paper_a_regime(7, "severe", 140)) / 140,
-                       [0.41, 0.24, 0.15, 0.09, 0.05, 0.04, 0.02], atol=0.006)
+    assert np.allclose(
+        np.array(paper_a_regime(7, "severe", 140)) / 140, [0.41, 0.24, 0.15, 0.09, 0.05, 0.04, 0.02], atol=0.006
+    )
 
 
 def test_paper_a_regime_errors_and_copy():
@@ -236,8 +237,13 @@ def test_paper_a_regime_errors_and_copy():
 
 def test_paper_a_regime_feeds_make_split():
     y = labels(MNIST_SIZES)
-    s = make_split(y, paper_a_regime(10, "mild", 1500), n_unlabeled=PAPER_A_N_UNLABELED["multiclass"],
-                   n_val=PAPER_A_N_VAL["multiclass_image"], seed=0)
+    s = make_split(
+        y,
+        paper_a_regime(10, "mild", 1500),
+        n_unlabeled=PAPER_A_N_UNLABELED["multiclass"],
+        n_val=PAPER_A_N_VAL["multiclass_image"],
+        seed=0,
+    )
     assert per_class(y, s.labeled, 10) == PAPER_A_REGIMES[10]["mild"][1500]
     assert s.sizes() == {"labeled": 1500, "unlabeled": 5000, "val": 200, "test": 0}
 
@@ -253,8 +259,16 @@ def fake_dataset(with_test=True):
     X = (y[:, None, None] * np.ones((1, 2, 2))).astype(np.uint8)  # pixel value = label
     y_test = labels([5] * 10, seed=1)
     X_test = (y_test[:, None, None] * np.ones((1, 2, 2))).astype(np.uint8) if with_test else None
-    return Dataset(name="toy", X=X, y=y, X_test=X_test, y_test=y_test if with_test else None,
-                   classes=tuple(f"c{i}" for i in range(10)), source="test", notes="")
+    return Dataset(
+        name="toy",
+        X=X,
+        y=y,
+        X_test=X_test,
+        y_test=y_test if with_test else None,
+        classes=tuple(f"c{i}" for i in range(10)),
+        source="test",
+        notes="",
+    )
 
 
 def test_binary_task_labels_and_names():
@@ -333,8 +347,11 @@ def test_ood_presets_at_paper_scale():
     assert t.sizes() == {"labeled": 60, "unlabeled": 30000, "val": 10000, "test": 0}
     assert t.unlabeled_is_ood.sum() == 7500
     # ratio 0 would need 30000 + 10000 + 60 ID examples; MNIST digits 0-5 have only 36017
-    with pytest.raises(ValueError, match=r"ID part of the unlabeled set \(30000 = n_unlabeled - 0 OOD\) "
-                                         r"is larger than what is left"):
+    with pytest.raises(
+        ValueError,
+        match=r"ID part of the unlabeled set \(30000 = n_unlabeled - 0 OOD\) "
+        r"is larger than what is left",
+    ):
         ood_split(m, **OOD_PRESETS["mnist"], ood_ratio=0.0, seed=0)
 
 
@@ -348,9 +365,12 @@ def test_ood_split_errors():
         ood_split(y, ids, oods, 1, 10, "0.5", seed=0)
     with pytest.raises(ValueError, match=r"overlap in \[5\]"):
         ood_split(y, ids, (5, 6), 1, 10, 0.5, seed=0)
-    with pytest.raises(ValueError, match=r"OOD part of the unlabeled set \(225 = round\(ood_ratio \* "
-                                         r"n_unlabeled\) = round\(0.75 \* 300\)\) is larger than "
-                                         r"what is left: only 200"):
+    with pytest.raises(
+        ValueError,
+        match=r"OOD part of the unlabeled set \(225 = round\(ood_ratio \* "
+        r"n_unlabeled\) = round\(0.75 \* 300\)\) is larger than "
+        r"what is left: only 200",
+    ):
         ood_split(y, ids, oods, 1, 300, 0.75, seed=0)
     with pytest.raises(ValueError, match=r"class 0 has only 50 examples available .* 51 were requested"):
         ood_split(y, ids, oods, 51, 10, 0.5, seed=0)
@@ -373,8 +393,9 @@ def test_imbalanced_split_exact_ratio():
 
 
 def test_imbalanced_split_paper_preset_and_rounding():
-    assert IMBALANCE_PRESETS["cifar10"] == dict(imbalanced_classes=(0, 1, 2, 3, 4), n_labeled=2400,
-                                                n_unlabeled=20000, n_val=5000)
+    assert IMBALANCE_PRESETS["cifar10"] == dict(
+        imbalanced_classes=(0, 1, 2, 3, 4), n_labeled=2400, n_unlabeled=20000, n_val=5000
+    )
     assert PAPER_C_IMBALANCE_RATIOS == (0.1, 0.3, 0.5)
     y = labels([5000] * 10)
     for r in PAPER_C_IMBALANCE_RATIOS:
@@ -419,7 +440,8 @@ def test_mnist_4v9_paper_a_setting_on_real_data():
     assert b.name == "mnist_4v9" and b.classes == ("4", "9")
     assert np.bincount(b.y).tolist() == [5842, 5949] and np.bincount(b.y_test).tolist() == [982, 1009]
     n1, n2 = PAPER_A_BINARY_SETTINGS[0]
-    s = make_split(b.y, [n1, n2], n_unlabeled=PAPER_A_N_UNLABELED["binary_image"],
-                   n_val=PAPER_A_N_VAL["default"], seed=0)
+    s = make_split(
+        b.y, [n1, n2], n_unlabeled=PAPER_A_N_UNLABELED["binary_image"], n_val=PAPER_A_N_VAL["default"], seed=0
+    )
     assert per_class(b.y, s.labeled, 2) == [15, 45]
     assert s.sizes() == {"labeled": 60, "unlabeled": 5000, "val": 60, "test": 0}

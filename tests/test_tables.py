@@ -23,8 +23,15 @@ def make_records(seeds=range(4), scale="quick", rng_seed=0, **config):
             for s in seeds:
                 v = float(rng.normal(90, 3))
                 values.setdefault((d, m), []).append(v)
-                records.append({"key": f"{d}-{m}-{s}-{scale}", "config": {"dataset": d, "method": m, **config},
-                                "seed": s, "scale": scale, "metrics": {"acc": v, "loss": -v}})
+                records.append(
+                    {
+                        "key": f"{d}-{m}-{s}-{scale}",
+                        "config": {"dataset": d, "method": m, **config},
+                        "seed": s,
+                        "scale": scale,
+                        "metrics": {"acc": v, "loss": -v},
+                    }
+                )
     return records, values
 
 
@@ -114,8 +121,18 @@ def ours_table(means, stds=None, n=3):
 
 
 def test_rank_with_ties_and_direction():
-    ours = ours_table({("d1", "a"): 90.0, ("d1", "b"): 95.0, ("d1", "c"): 95.0, ("d1", "e"): 80.0,
-                       ("d2", "a"): 70.0, ("d2", "b"): 60.0, ("d2", "c"): 50.0, ("d2", "e"): 60.0})
+    ours = ours_table(
+        {
+            ("d1", "a"): 90.0,
+            ("d1", "b"): 95.0,
+            ("d1", "c"): 95.0,
+            ("d1", "e"): 80.0,
+            ("d2", "a"): 70.0,
+            ("d2", "b"): 60.0,
+            ("d2", "c"): 50.0,
+            ("d2", "e"): 60.0,
+        }
+    )
     paper = {("d1", "a"): (91.0, 1.0), ("d1", "b"): (91.0, 1.0), ("d1", "c"): (92.0, 1.0), ("d1", "e"): (85.0, 1.0)}
     t = paper_comparison(ours, paper)
     ranks = {c: int(t.loc["d1", (c, "rank")]) for c in "abce"}
@@ -129,10 +146,12 @@ def test_rank_with_ties_and_direction():
 
 def test_flag_diff_and_n():
     ours = ours_table({("d", "a"): 90.0, ("d", "b"): 90.0, ("d", "c"): 90.0, ("d", "e"): 90.0}, n=5)
-    paper = {("d", "a"): (87.9, 1.0),   # diff 2.1 > 2 x 1.0: flagged
-             ("d", "b"): (88.1, 1.0),   # diff 1.9: not flagged
-             ("d", "c"): (92.5, 1.2),   # diff -2.5 > 2.4: flagged (both signs)
-             ("d", "e"): 95.0}          # no std reported: flag unknown
+    paper = {
+        ("d", "a"): (87.9, 1.0),  # diff 2.1 > 2 x 1.0: flagged
+        ("d", "b"): (88.1, 1.0),  # diff 1.9: not flagged
+        ("d", "c"): (92.5, 1.2),  # diff -2.5 > 2.4: flagged (both signs)
+        ("d", "e"): 95.0,
+    }  # no std reported: flag unknown
     t = paper_comparison(ours, paper)
     assert t.loc["d", ("a", "diff")] == pytest.approx(2.1)
     assert t.loc["d", ("c", "diff")] == pytest.approx(-2.5)
@@ -147,8 +166,10 @@ def test_flag_diff_and_n():
 def test_paper_as_dataframe_equals_paper_as_dict_and_layout_order():
     ours = ours_table({("d1", "a"): 90.0, ("d1", "x"): 50.0, ("d2", "a"): 70.0})
     paper_dict = {("d2", "a"): (71.0, 0.5), ("d1", "a"): (89.0, 0.4), ("d1", "b"): (88.0, 2.0)}
-    paper_df = ours_table({("d2", "a"): 71.0, ("d1", "a"): 89.0, ("d1", "b"): 88.0},
-                          stds={("d2", "a"): 0.5, ("d1", "a"): 0.4, ("d1", "b"): 2.0})
+    paper_df = ours_table(
+        {("d2", "a"): 71.0, ("d1", "a"): 89.0, ("d1", "b"): 88.0},
+        stds={("d2", "a"): 0.5, ("d1", "a"): 0.4, ("d1", "b"): 2.0},
+    )
     t1 = paper_comparison(ours, paper_dict)
     t2 = paper_comparison(ours, paper_df)
     pd.testing.assert_frame_equal(t1, t2)
@@ -180,8 +201,13 @@ def test_comparison_layout_strings_and_html_without_jinja2():
         "comparison_layout(paper_comparison(t, {('d','a'): (1.0, 0.1)})).to_html()\n"
         "assert 'jinja2' not in sys.modules, 'jinja2 was imported'\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -213,7 +239,10 @@ def test_single_column_table_and_comparison_from_records():
     assert format_table(t)[("banknote", "(15,45)")] == format_mean_std(np.mean(v), np.std(v, ddof=1))
 
     far = np.mean(v) + 10.0
-    paper = {("banknote", "(15,45)"): (far, 1.0), ("breast_cancer", "(15,45)"): (np.mean(values[("breast_cancer", "supervised")]), 1.0)}
+    paper = {
+        ("banknote", "(15,45)"): (far, 1.0),
+        ("breast_cancer", "(15,45)"): (np.mean(values[("breast_cancer", "supervised")]), 1.0),
+    }
     c = paper_comparison(sup, paper, rows=["dataset", "labels"], metric="acc")
     pd.testing.assert_frame_equal(c, paper_comparison(t, paper))
     assert list(c.columns) == ["ours_mean", "ours_std", "n", "paper_mean", "paper_std", "diff", "flag"]

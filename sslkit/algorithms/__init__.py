@@ -21,9 +21,24 @@ from sslkit.algorithms.base import (
 from sslkit.algorithms.supervised import Supervised
 from sslkit.algorithms.views import Views, weak_strong_forward
 
-__all__ = ["Batch", "FitContext", "Hook", "LossOutput", "SSLAlgorithm", "UnlabeledLosses", "Supervised", "Views",
-           "eval_logits", "forward", "frozen_bn", "logits_of", "masked_ce", "supervised_ce", "weak_strong_forward",
-           "weighted_mean"]
+__all__ = [
+    "Batch",
+    "FitContext",
+    "Hook",
+    "LossOutput",
+    "SSLAlgorithm",
+    "UnlabeledLosses",
+    "Supervised",
+    "Views",
+    "eval_logits",
+    "forward",
+    "frozen_bn",
+    "logits_of",
+    "masked_ce",
+    "supervised_ce",
+    "weak_strong_forward",
+    "weighted_mean",
+]
 
 # paper A (risk rewrite) and its SSL baselines
 from sslkit.algorithms.fixmatch import FixMatch, fixmatch_unsup_loss  # noqa: E402
@@ -41,9 +56,20 @@ from sslkit.algorithms.risk_rewrite import (  # noqa: E402
 from sslkit.algorithms.vat import VAT, VAT_EPS_GRID  # noqa: E402
 
 __all__ += [
-    "LinearRiskAlgorithm", "SupervisedRisk", "PNU", "OursEC", "OursIter", "batch_component_risks", "NN_RULES",
+    "LinearRiskAlgorithm",
+    "SupervisedRisk",
+    "PNU",
+    "OursEC",
+    "OursIter",
+    "batch_component_risks",
+    "NN_RULES",
     "prior_class_weights",
-    "PseudoLabel", "pseudo_labels", "VAT", "VAT_EPS_GRID", "FixMatch", "fixmatch_unsup_loss",
+    "PseudoLabel",
+    "pseudo_labels",
+    "VAT",
+    "VAT_EPS_GRID",
+    "FixMatch",
+    "fixmatch_unsup_loss",
 ]
 
 # paper B (RDSS): the SSL methods of its Table 1
@@ -65,6 +91,23 @@ from sslkit.algorithms.l2rw import L2RW, l2rw_weights  # noqa: E402
 __all__ += ["L2RW", "l2rw_weights", "DS3L", "MetaWeightNet", "CrustMixup"]
 
 #: every registered algorithm: name -> class (the contract tests run over all of them)
-REGISTRY = {cls.name: cls for cls in (Supervised, SupervisedRisk, PNU, OursEC, OursIter, PseudoLabel, VAT, FixMatch,
-                                      FlexMatch, FreeMatch, MeanTeacher, L2RW, DS3L, CrustMixup)}
+REGISTRY = {
+    cls.name: cls
+    for cls in (
+        Supervised,
+        SupervisedRisk,
+        PNU,
+        OursEC,
+        OursIter,
+        PseudoLabel,
+        VAT,
+        FixMatch,
+        FlexMatch,
+        FreeMatch,
+        MeanTeacher,
+        L2RW,
+        DS3L,
+        CrustMixup,
+    )
+}
 __all__ += ["REGISTRY"]

@@ -32,15 +32,28 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["Batch", "FitContext", "Hook", "LossOutput", "SSLAlgorithm", "UnlabeledLosses", "eval_logits",
-           "forward", "frozen_bn", "logits_of", "masked_ce", "supervised_ce", "weighted_mean"]
+__all__ = [
+    "Batch",
+    "FitContext",
+    "Hook",
+    "LossOutput",
+    "SSLAlgorithm",
+    "UnlabeledLosses",
+    "eval_logits",
+    "forward",
+    "frozen_bn",
+    "logits_of",
+    "masked_ce",
+    "supervised_ce",
+    "weighted_mean",
+]
 
 HOOK_UNITS = ("epoch", "iteration")
 HOOK_POINTS = ("after", "before")
@@ -88,8 +101,11 @@ class FitContext:
     ema_model: nn.Module | None = None
 
     def __post_init__(self):
-        if isinstance(self.num_classes, bool) or not isinstance(self.num_classes, numbers.Integral) \
-                or self.num_classes < 1:
+        if (
+            isinstance(self.num_classes, bool)
+            or not isinstance(self.num_classes, numbers.Integral)
+            or self.num_classes < 1
+        ):
             raise ValueError(f"num_classes must be a positive integer, got {self.num_classes!r}")
         self.num_classes = int(self.num_classes)
         self.device = torch.device(self.device)
@@ -164,12 +180,16 @@ class LossOutput:
 
     def __post_init__(self):
         if not isinstance(self.loss, torch.Tensor) or self.loss.dim() != 0:
-            raise TypeError(f"LossOutput.loss must be a 0-d tensor, got {type(self.loss).__name__}"
-                            + (f" of shape {tuple(self.loss.shape)}" if isinstance(self.loss, torch.Tensor) else ""))
+            raise TypeError(
+                f"LossOutput.loss must be a 0-d tensor, got {type(self.loss).__name__}"
+                + (f" of shape {tuple(self.loss.shape)}" if isinstance(self.loss, torch.Tensor) else "")
+            )
         if not isinstance(self.logs, dict):
             raise TypeError(f"LossOutput.logs must be a dict, got {type(self.logs).__name__}")
         if self.unlabeled is not None and not isinstance(self.unlabeled, UnlabeledLosses):
-            raise TypeError(f"LossOutput.unlabeled must be None or UnlabeledLosses, got {type(self.unlabeled).__name__}")
+            raise TypeError(
+                f"LossOutput.unlabeled must be None or UnlabeledLosses, got {type(self.unlabeled).__name__}"
+            )
 
 
 @dataclass
@@ -259,7 +279,9 @@ def weighted_mean(values: torch.Tensor, weight: torch.Tensor | None) -> torch.Te
     if weight is None:
         return values.mean()
     if weight.shape != values.shape:
-        raise ValueError(f"unlabeled weights have shape {tuple(weight.shape)} but the batch losses {tuple(values.shape)}")
+        raise ValueError(
+            f"unlabeled weights have shape {tuple(weight.shape)} but the batch losses {tuple(values.shape)}"
+        )
     return (values * weight.to(values.dtype)).mean()
 
 
@@ -280,7 +302,8 @@ def logits_of(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 def supervised_ce(logits: torch.Tensor, y: torch.Tensor, class_weights: torch.Tensor | None = None) -> torch.Tensor:
     """Supervised term: the batch mean of cross-entropy, or with ``class_weights`` (from
-    :func:`sslkit.algorithms.risk_rewrite.prior_class_weights`) the batch mean of ``w_{y_s} CE_s`` -- paper A's PN risk Σ_j θ_j R̂_jj."""
+    :func:`sslkit.algorithms.risk_rewrite.prior_class_weights`) the batch mean of ``w_{y_s} CE_s`` -- paper A's PN
+    risk Σ_j θ_j R̂_jj."""
     if class_weights is None:
         return F.cross_entropy(logits.float(), y)
     return (F.cross_entropy(logits.float(), y, reduction="none") * class_weights[y]).mean()
@@ -295,7 +318,7 @@ def eval_logits(model: nn.Module, X: torch.Tensor, chunk: int = 1024) -> torch.T
     model.eval()
     try:
         with torch.no_grad():
-            return torch.cat([logits_of(model, X[i:i + chunk]).float() for i in range(0, X.shape[0], chunk)])
+            return torch.cat([logits_of(model, X[i : i + chunk]).float() for i in range(0, X.shape[0], chunk)])
     finally:
         for m, flag in flags:
             m.training = flag
@@ -316,8 +339,7 @@ def frozen_bn(model: nn.Module):
     on; PyTorch's BatchNorm then neither reads nor writes the running buffers in training mode, and still
     uses them in eval mode.
     """
-    changed = [m for m in model.modules()
-               if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
+    changed = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
     for m in changed:
         m.track_running_stats = False
     try:

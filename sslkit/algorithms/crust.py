@@ -45,11 +45,22 @@ class CrustMixup(SSLAlgorithm):
     def loss(self, model, batch):
         if batch.x_u is None:
             raise ValueError("CrustMixup needs an unlabeled batch (batch.x_u is None)")
-        if not batch.update_state:          # a selection pass inspects the samples themselves, unmixed
+        if not batch.update_state:  # a selection pass inspects the samples themselves, unmixed
             return self.base.loss(model, batch)
         x_mix, _, lam = mixup(batch.x_u, self.alpha)
-        out = self.base.loss(model, Batch(batch.x_l, batch.y_l, x_mix, batch.u_idx, batch.u_weight, step=batch.step,
-                                          epoch=batch.epoch, update_state=batch.update_state))
+        out = self.base.loss(
+            model,
+            Batch(
+                batch.x_l,
+                batch.y_l,
+                x_mix,
+                batch.u_idx,
+                batch.u_weight,
+                step=batch.step,
+                epoch=batch.epoch,
+                update_state=batch.update_state,
+            ),
+        )
         return LossOutput(out.loss, {**out.logs, "mixup_lambda": lam}, out.unlabeled)
 
     def __repr__(self):

@@ -114,8 +114,10 @@ class DS3L(SSLAlgorithm):
         sup, losses, base_out = split_base_loss(self.base, model, batch)
         u = base_out.unlabeled
         if u.logits is None:
-            raise ValueError(f"base {type(self.base).__name__} returns no logits with its per-sample losses: "
-                             "the meta-network has no input")
+            raise ValueError(
+                f"base {type(self.base).__name__} returns no logits with its per-sample losses: "
+                "the meta-network has no input"
+            )
         probs = torch.softmax(u.logits.detach().float(), dim=1)
         logs = {}
         if batch.update_state:
@@ -134,8 +136,13 @@ class DS3L(SSLAlgorithm):
         mask = w * losses.shape[0]
         unsup = weighted_mean(losses * mask, batch.u_weight)
         total = sup + self.base.lambda_u * unsup
-        logs = {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(), **logs,
-                "weight_mean": v.mean()}
+        logs = {
+            "loss": total.detach(),
+            "sup_loss": sup.detach(),
+            "unsup_loss": unsup.detach(),
+            **logs,
+            "weight_mean": v.mean(),
+        }
         return LossOutput(total, logs, UnlabeledLosses(losses, mask, u.logits, u.features))
 
     def __repr__(self):

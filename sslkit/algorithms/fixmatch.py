@@ -75,8 +75,12 @@ class FixMatch(SSLAlgorithm):
         ce = F.cross_entropy(z_s, labels, reduction="none")
         unsup = weighted_mean(ce * mask, batch.u_weight)
         total = sup + self.lambda_u * unsup
-        logs = {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(),
-                "mask_rate": mask.mean()}
+        logs = {
+            "loss": total.detach(),
+            "sup_loss": sup.detach(),
+            "unsup_loss": unsup.detach(),
+            "mask_rate": mask.mean(),
+        }
         logs.update(self.extra_logs())
         return LossOutput(total, logs, UnlabeledLosses(ce, mask, z_s, h_s))
 

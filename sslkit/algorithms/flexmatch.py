@@ -30,7 +30,8 @@ value until some sample is selected). Pass ``num_classes`` to the trainer when t
 the highest classes.
 
 Implementation: vectorised, no per-sample Python and no host synchronisation per step (except the one
-range check of a given ``u_idx``); σ comes from one ``bincount`` over ``selected_label_ + 1``. Writes go through a scratch slot, so unselected rows write
+range check of a given ``u_idx``); σ comes from one ``bincount`` over ``selected_label_ + 1``. Writes go through a
+scratch slot, so unselected rows write
 nowhere. One deviation from USB: USB skips the β update when *all* N_U samples carry the same label
 (its ``max(counter) < N`` test, meant to detect "nothing selected yet"); here β is always recomputed,
 which coincides with USB whenever at least one sample was selected and not all N_U share one class.
@@ -47,12 +48,12 @@ last step used ("exact" or "ring").
 FlexMatch is :class:`sslkit.algorithms.FixMatch` with another :meth:`~FlexMatch.unlabeled_mask`: the views,
 the joint forward over ``[labeled weak, unlabeled weak, unlabeled strong]`` (one BatchNorm batch, USB
 ``use_cat``), the weighted per-sample consistency loss are FixMatch's. A batch with ``update_state=False``
-(an inspection pass, e.g. a coreset selection) is masked with the current thresholds and changes no state. Logs: ``loss``, ``sup_loss``, ``unsup_loss``, ``mask_rate``,
+(an inspection pass, e.g. a coreset selection) is masked with the current thresholds and changes no state. Logs:
+``loss``, ``sup_loss``, ``unsup_loss``, ``mask_rate``,
 ``unused_rate`` (``#unused / N_U`` after the update).
 """
 
 from __future__ import annotations
-
 
 import torch
 
@@ -91,14 +92,26 @@ class FlexMatch(FixMatch):
     name = "flexmatch"
     uses_unlabeled = True
 
-    def __init__(self, threshold=0.95, *, lambda_u=1.0, thresh_warmup=True, num_unlabeled=None, augment="auto",
-                 weak=None, strong=None, mean=None, std=None):
+    def __init__(
+        self,
+        threshold=0.95,
+        *,
+        lambda_u=1.0,
+        thresh_warmup=True,
+        num_unlabeled=None,
+        augment="auto",
+        weak=None,
+        strong=None,
+        mean=None,
+        std=None,
+    ):
         super().__init__(threshold, lambda_u=lambda_u, augment=augment, weak=weak, strong=strong, mean=mean, std=std)
         if not isinstance(thresh_warmup, bool):
             raise TypeError(f"thresh_warmup must be True or False, got {thresh_warmup!r}")
         self.thresh_warmup = thresh_warmup
-        self.num_unlabeled = None if num_unlabeled is None else check_count(num_unlabeled, "num_unlabeled",
-                                                                            allow_zero=False)
+        self.num_unlabeled = (
+            None if num_unlabeled is None else check_count(num_unlabeled, "num_unlabeled", allow_zero=False)
+        )
         self.selected_label_ = self.classwise_acc_ = None
         self.index_mode_ = None
 
@@ -108,8 +121,10 @@ class FlexMatch(FixMatch):
         num_classes, device, data_n = ctx.num_classes, ctx.device, ctx.num_unlabeled
         n = self.num_unlabeled if self.num_unlabeled is not None else data_n
         if n is None:
-            raise ValueError("FlexMatch needs the number of unlabeled samples: pass num_unlabeled= or a "
-                             "FitContext with data['X_u'] (the trainer's)")
+            raise ValueError(
+                "FlexMatch needs the number of unlabeled samples: pass num_unlabeled= or a "
+                "FitContext with data['X_u'] (the trainer's)"
+            )
         if data_n is not None and n != data_n:
             raise ValueError(f"num_unlabeled={n} but the trainer's X_u has {data_n} samples")
         self.num_classes_, self.num_unlabeled_ = num_classes, n
@@ -125,8 +140,10 @@ class FlexMatch(FixMatch):
 
     def _check_setup(self):
         if self.selected_label_ is None:
-            raise RuntimeError("FlexMatch.setup(model, FitContext(...)) must be called before use "
-                               "(the trainer does it at the start of fit)")
+            raise RuntimeError(
+                "FlexMatch.setup(model, FitContext(...)) must be called before use "
+                "(the trainer does it at the start of fit)"
+            )
 
     def mask(self, probs: torch.Tensor) -> torch.Tensor:
         """Float 0/1 mask ``max p >= T_{argmax p}`` with the current (previous-step) thresholds."""
@@ -164,8 +181,10 @@ class FlexMatch(FixMatch):
         if not isinstance(u_idx, torch.Tensor):
             raise TypeError(f"u_idx must be a torch tensor of unlabeled sample indices, got {type(u_idx).__name__}")
         if u_idx.dtype not in (torch.int64, torch.int32) or u_idx.dim() != 1 or u_idx.shape[0] != n_rows:
-            raise ValueError(f"u_idx must be a 1-D integer tensor with one index per row of x_u ({n_rows}), got "
-                             f"dtype {u_idx.dtype} and shape {tuple(u_idx.shape)}")
+            raise ValueError(
+                f"u_idx must be a 1-D integer tensor with one index per row of x_u ({n_rows}), got "
+                f"dtype {u_idx.dtype} and shape {tuple(u_idx.shape)}"
+            )
         u_idx = u_idx.to(device=device, dtype=torch.int64)
         if bool(((u_idx < 0) | (u_idx >= self.num_unlabeled_)).any()):
             raise ValueError(f"u_idx must lie in [0, num_unlabeled={self.num_unlabeled_})")
@@ -185,9 +204,9 @@ class FlexMatch(FixMatch):
             u_idx = self._check_indices(u_idx, z_w.shape[0], z_w.device)
         with torch.no_grad():
             probs = torch.softmax(z_w.detach(), dim=1)
-            mask = self.mask(probs)            # thresholds of the previous β ...
+            mask = self.mask(probs)  # thresholds of the previous β ...
             if batch.update_state:
-                self.update(probs, u_idx)      # ... then the state is updated (USB order)
+                self.update(probs, u_idx)  # ... then the state is updated (USB order)
             labels = probs.argmax(dim=1)
         return labels, mask
 
@@ -195,5 +214,7 @@ class FlexMatch(FixMatch):
         return {"unused_rate": (self.selected_label_ < 0).float().mean()}
 
     def __repr__(self) -> str:
-        return (f"FlexMatch(threshold={self.threshold}, lambda_u={self.lambda_u}, thresh_warmup={self.thresh_warmup}, "
-                f"num_unlabeled={self.num_unlabeled}, augment={self.augment!r})")
+        return (
+            f"FlexMatch(threshold={self.threshold}, lambda_u={self.lambda_u}, thresh_warmup={self.thresh_warmup}, "
+            f"num_unlabeled={self.num_unlabeled}, augment={self.augment!r})"
+        )

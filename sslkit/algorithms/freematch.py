@@ -63,8 +63,9 @@ def _inverse_or_zero(v: torch.Tensor) -> torch.Tensor:
     return torch.nan_to_num(1.0 / v, nan=0.0, posinf=0.0, neginf=0.0)
 
 
-def freematch_fairness_loss(logits_strong: torch.Tensor, mask: torch.Tensor, p_model: torch.Tensor,
-                            label_hist: torch.Tensor) -> torch.Tensor:
+def freematch_fairness_loss(
+    logits_strong: torch.Tensor, mask: torch.Tensor, p_model: torch.Tensor, label_hist: torch.Tensor
+) -> torch.Tensor:
     """Self-adaptive fairness ``L_f`` (module docstring) over the rows with ``mask = 1``; 0 when none.
 
     ``logits_strong``: (B, C) strong-view logits; ``mask``: (B,) 0/1 floats; ``p_model`` = p̃ and
@@ -87,8 +88,14 @@ def freematch_fairness_loss(logits_strong: torch.Tensor, mask: torch.Tensor, p_m
 
 
 def _check_real(value, name, low, high, *, high_open=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
-            or value < low or value > high or (high_open and value == high):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value < low
+        or value > high
+        or (high_open and value == high)
+    ):
         raise ValueError(f"{name} must be a finite number in [{low}, {high}{')' if high_open else ']'}, got {value!r}")
     return float(value)
 
@@ -116,8 +123,20 @@ class FreeMatch(SSLAlgorithm):
     name = "freematch"
     uses_unlabeled = True
 
-    def __init__(self, *, lambda_u=1.0, lambda_e=0.001, ema_p=0.999, use_quantile=False, clip_thresh=False,
-                 augment="auto", weak=None, strong=None, mean=None, std=None):
+    def __init__(
+        self,
+        *,
+        lambda_u=1.0,
+        lambda_e=0.001,
+        ema_p=0.999,
+        use_quantile=False,
+        clip_thresh=False,
+        augment="auto",
+        weak=None,
+        strong=None,
+        mean=None,
+        std=None,
+    ):
         self.lambda_u = _check_real(lambda_u, "lambda_u", 0.0, math.inf)
         self.lambda_e = _check_real(lambda_e, "lambda_e", 0.0, math.inf)
         self.ema_p = _check_real(ema_p, "ema_p", 0.0, 1.0, high_open=True)
@@ -139,8 +158,10 @@ class FreeMatch(SSLAlgorithm):
 
     def _check_setup(self):
         if self.p_model_ is None:
-            raise RuntimeError("FreeMatch.setup(model, FitContext(...)) must be called before use "
-                               "(the trainer does it at the start of fit)")
+            raise RuntimeError(
+                "FreeMatch.setup(model, FitContext(...)) must be called before use "
+                "(the trainer does it at the start of fit)"
+            )
 
     @torch.no_grad()
     def update(self, probs: torch.Tensor) -> None:
@@ -171,24 +192,33 @@ class FreeMatch(SSLAlgorithm):
         self._check_setup()
         x_u = batch.x_u
         if self.p_model_.device != x_u.device:
-            self.time_p_, self.p_model_, self.label_hist_ = (t.to(x_u.device) for t in
-                                                             (self.time_p_, self.p_model_, self.label_hist_))
+            self.time_p_, self.p_model_, self.label_hist_ = (
+                t.to(x_u.device) for t in (self.time_p_, self.p_model_, self.label_hist_)
+            )
         z_l, z_w, z_s, h_s = weak_strong_forward(model, self.views, batch.x_l, x_u)
         sup = F.cross_entropy(z_l, batch.y_l)
         with torch.no_grad():
             probs = torch.softmax(z_w.detach(), dim=1)
             if batch.update_state:
-                self.update(probs)             # statistics first ...
-            mask = self.mask(probs)            # ... then the mask (USB order)
+                self.update(probs)  # statistics first ...
+            mask = self.mask(probs)  # ... then the mask (USB order)
             labels = probs.argmax(dim=1)
         ce = F.cross_entropy(z_s, labels, reduction="none")
         unsup = weighted_mean(ce * mask, batch.u_weight)
         fair = freematch_fairness_loss(z_s, mask, self.p_model_, self.label_hist_)
         total = sup + self.lambda_u * unsup + self.lambda_e * fair
-        logs = {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(),
-                "fair_loss": fair.detach(), "mask_rate": mask.mean(), "tau": self.time_p_.detach()}
+        logs = {
+            "loss": total.detach(),
+            "sup_loss": sup.detach(),
+            "unsup_loss": unsup.detach(),
+            "fair_loss": fair.detach(),
+            "mask_rate": mask.mean(),
+            "tau": self.time_p_.detach(),
+        }
         return LossOutput(total, logs, UnlabeledLosses(ce, mask, z_s, h_s))
 
     def __repr__(self) -> str:
-        return (f"FreeMatch(lambda_u={self.lambda_u}, lambda_e={self.lambda_e}, ema_p={self.ema_p}, "
-                f"use_quantile={self.use_quantile}, clip_thresh={self.clip_thresh}, augment={self.augment!r})")
+        return (
+            f"FreeMatch(lambda_u={self.lambda_u}, lambda_e={self.lambda_e}, ema_p={self.ema_p}, "
+            f"use_quantile={self.use_quantile}, clip_thresh={self.clip_thresh}, augment={self.augment!r})"
+        )

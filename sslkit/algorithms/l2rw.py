@@ -97,9 +97,17 @@ class L2RW(SSLAlgorithm):
         unsup = weighted_mean(losses * mask, batch.u_weight)
         total = sup + self.base.lambda_u * unsup
         u = base_out.unlabeled
-        return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(),
-                                  "meta_loss": meta, "weight_nonzero": (w > 0).float().mean()},
-                          UnlabeledLosses(losses, mask, u.logits, u.features))
+        return LossOutput(
+            total,
+            {
+                "loss": total.detach(),
+                "sup_loss": sup.detach(),
+                "unsup_loss": unsup.detach(),
+                "meta_loss": meta,
+                "weight_nonzero": (w > 0).float().mean(),
+            },
+            UnlabeledLosses(losses, mask, u.logits, u.features),
+        )
 
     def __repr__(self):
         return f"L2RW({self.base!r}, inner_lr={self.inner_lr}, inner_supervised={self.inner_supervised})"

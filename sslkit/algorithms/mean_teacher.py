@@ -54,7 +54,9 @@ class MeanTeacher(SSLAlgorithm):
 
     def setup(self, model, ctx):
         if ctx.ema_model is None:
-            raise ValueError("MeanTeacher needs the trainer's EMA teacher: Trainer(..., ema_decay=0.95, ema_warmup=True)")
+            raise ValueError(
+                "MeanTeacher needs the trainer's EMA teacher: Trainer(..., ema_decay=0.95, ema_warmup=True)"
+            )
         self.teacher_, self.rampup_steps_ = ctx.ema_model, self.rampup * (ctx.total_steps or 0)
 
     def loss(self, model, batch):

@@ -36,8 +36,14 @@ from torch.func import functional_call
 
 from sslkit.algorithms.base import Batch, SSLAlgorithm, frozen_bn, logits_of
 
-__all__ = ["check_reweightable", "split_base_loss", "one_step", "labeled_loss_at", "check_step_size",
-           "trainable_parameters"]
+__all__ = [
+    "check_reweightable",
+    "split_base_loss",
+    "one_step",
+    "labeled_loss_at",
+    "check_step_size",
+    "trainable_parameters",
+]
 
 
 def check_step_size(value, name: str) -> float:
@@ -55,8 +61,10 @@ def check_reweightable(base) -> SSLAlgorithm:
         raise ValueError(f"base {type(base).__name__} uses no unlabeled data: there is nothing to reweight")
     lam = getattr(base, "lambda_u", None)
     if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not math.isfinite(lam) or lam < 0:
-        raise ValueError(f"base {type(base).__name__} must expose a finite lambda_u >= 0 (the unlabeled-loss "
-                         f"coefficient λ of paper C eq. 1), got {lam!r}")
+        raise ValueError(
+            f"base {type(base).__name__} must expose a finite lambda_u >= 0 (the unlabeled-loss "
+            f"coefficient λ of paper C eq. 1), got {lam!r}"
+        )
     return base
 
 
@@ -66,11 +74,24 @@ def split_base_loss(base: SSLAlgorithm, model: nn.Module, batch: Batch):
     if batch.x_u is None:
         raise ValueError("a reweighting method needs an unlabeled batch (batch.x_u is None)")
     zero = torch.zeros(batch.x_u.shape[0], device=batch.x_u.device)
-    out = base.loss(model, Batch(batch.x_l, batch.y_l, batch.x_u, batch.u_idx, zero, step=batch.step,
-                                 epoch=batch.epoch, update_state=batch.update_state))
+    out = base.loss(
+        model,
+        Batch(
+            batch.x_l,
+            batch.y_l,
+            batch.x_u,
+            batch.u_idx,
+            zero,
+            step=batch.step,
+            epoch=batch.epoch,
+            update_state=batch.update_state,
+        ),
+    )
     if out.unlabeled is None:
-        raise ValueError(f"base {type(base).__name__} returned no per-sample unlabeled losses "
-                         "(LossOutput.unlabeled): it cannot be reweighted")
+        raise ValueError(
+            f"base {type(base).__name__} returned no per-sample unlabeled losses "
+            "(LossOutput.unlabeled): it cannot be reweighted"
+        )
     losses = out.unlabeled.masked()
     if losses.shape[0] != batch.x_u.shape[0]:
         raise ValueError(f"base returned {losses.shape[0]} per-sample losses for {batch.x_u.shape[0]} unlabeled inputs")

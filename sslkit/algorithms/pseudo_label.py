@@ -8,7 +8,8 @@ retrained using both the original and pseudo labels." (thresholds {0.8, 0.9, 0.9
 Implementation:
 
 * epochs 1..``warmup_epochs``: supervised cross-entropy only (the unlabeled batch is ignored);
-* after epoch ``warmup_epochs`` an epoch hook (``Hook(start=warmup_epochs, every=relabel_every)``) freezes a copy of the current model -- the *teacher*
+* after epoch ``warmup_epochs`` an epoch hook (``Hook(start=warmup_epochs, every=relabel_every)``) freezes a copy
+  of the current model -- the *teacher*
   (eval mode: dropout off, BatchNorm running statistics). Labelling "all of X_U once" is done lazily: each
   unlabeled sample's pseudo-label is ``argmax`` of the teacher's softmax and it is used only if the
   teacher's maximum probability is ``>= threshold`` -- identical to labelling X_U once at that moment,
@@ -81,8 +82,9 @@ class PseudoLabel(SSLAlgorithm):
         self.threshold = _check_threshold(threshold)
         if isinstance(warmup_epochs, bool) or not isinstance(warmup_epochs, numbers.Integral) or warmup_epochs < 0:
             raise ValueError(f"warmup_epochs must be an integer >= 0, got {warmup_epochs!r}")
-        if relabel_every is not None and (isinstance(relabel_every, bool) or not isinstance(relabel_every, numbers.Integral)
-                                          or relabel_every < 1):
+        if relabel_every is not None and (
+            isinstance(relabel_every, bool) or not isinstance(relabel_every, numbers.Integral) or relabel_every < 1
+        ):
             raise ValueError(f"relabel_every must be None or an integer >= 1, got {relabel_every!r}")
         self.warmup_epochs, self.relabel_every = int(warmup_epochs), relabel_every
         self.lambda_u = _check_weight(lambda_u, "lambda_u")
@@ -104,30 +106,43 @@ class PseudoLabel(SSLAlgorithm):
         self.teacher_epochs_.append(trainer.epoch)
 
     def hooks(self):
-        return [Hook(self._refresh_teacher, start=self.warmup_epochs, every=self.relabel_every, unit="epoch",
-                     name="pseudo_label_teacher")]
+        return [
+            Hook(
+                self._refresh_teacher,
+                start=self.warmup_epochs,
+                every=self.relabel_every,
+                unit="epoch",
+                name="pseudo_label_teacher",
+            )
+        ]
 
     def loss(self, model, batch):
         x_l, y_l, x_u = batch.x_l, batch.y_l, batch.x_u
         if self.teacher_ is None or x_u is None:
             sup = supervised_ce(logits_of(model, x_l), y_l, self.class_weights_)
             zero = torch.zeros((), device=sup.device)
-            return LossOutput(sup, {"loss": sup.detach(), "sup_loss": sup.detach(), "unsup_loss": zero,
-                                    "mask_rate": zero})
+            return LossOutput(
+                sup, {"loss": sup.detach(), "sup_loss": sup.detach(), "unsup_loss": zero, "mask_rate": zero}
+            )
         with torch.no_grad():
             labels, mask = pseudo_labels(logits_of(self.teacher_, x_u), self.threshold)
         logits, feats = forward(model, torch.cat([x_l, x_u]))
         logits = logits.float()
-        z_l, z_u = logits[: x_l.shape[0]], logits[x_l.shape[0]:]
+        z_l, z_u = logits[: x_l.shape[0]], logits[x_l.shape[0] :]
         sup = supervised_ce(z_l, y_l, self.class_weights_)
         ce = F.cross_entropy(z_u, labels, reduction="none")
         unsup = weighted_mean(ce * mask, batch.u_weight)
         total = sup + self.lambda_u * unsup
-        h_u = None if feats is None else feats[x_l.shape[0]:]
-        return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(),
-                                  "mask_rate": mask.mean()}, UnlabeledLosses(ce, mask, z_u, h_u))
+        h_u = None if feats is None else feats[x_l.shape[0] :]
+        return LossOutput(
+            total,
+            {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(), "mask_rate": mask.mean()},
+            UnlabeledLosses(ce, mask, z_u, h_u),
+        )
 
     def __repr__(self) -> str:
         extra = "" if self.prior is None else f", prior={list(map(float, self.prior))}"
-        return (f"PseudoLabel(threshold={self.threshold}, warmup_epochs={self.warmup_epochs}, "
-                f"lambda_u={self.lambda_u}{extra})")
+        return (
+            f"PseudoLabel(threshold={self.threshold}, warmup_epochs={self.warmup_epochs}, "
+            f"lambda_u={self.lambda_u}{extra})"
+        )

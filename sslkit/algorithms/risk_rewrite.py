@@ -12,7 +12,8 @@ and differ only in ``a``:
 * :class:`LinearRiskAlgorithm` -- any fixed ``a`` (the base class).
 
 Here ``n`` are the class counts of the **full** labeled set. They come from ``n_per_class=`` or, when the
-trainer provides it, from the labeled set in the fit context (``ctx.data["y_l"]``) at :meth:`~LinearRiskAlgorithm.setup`.
+trainer provides it, from the labeled set in the fit context (``ctx.data["y_l"]``) at
+:meth:`~LinearRiskAlgorithm.setup`.
 
 Mini-batch estimate (Horvitz–Thompson)
 --------------------------------------
@@ -134,8 +135,10 @@ def _check_counts(n, k: int) -> np.ndarray:
         raise ValueError(f"n_per_class must be {k} integer class counts, got {n!r}")
     if (arr <= 0).any():
         missing = np.flatnonzero(arr <= 0).tolist()
-        raise ValueError(f"the labeled set has no sample of class(es) {missing}; the risk rewrite needs "
-                         "every class in the labeled set (R_ij is a mean over class i)")
+        raise ValueError(
+            f"the labeled set has no sample of class(es) {missing}; the risk rewrite needs "
+            "every class in the labeled set (R_ij is a mean over class i)"
+        )
     return arr.astype(np.int64)
 
 
@@ -174,8 +177,10 @@ def labeled_class_weights(prior, ctx: FitContext) -> torch.Tensor | None:
         return None
     y_l = ctx.get("y_l")
     if y_l is None:
-        raise ValueError("prior=... needs the labels of the full labeled set: train with sslkit.engine.Trainer, "
-                         "or pass FitContext(..., data={'y_l': y_l}) to setup")
+        raise ValueError(
+            "prior=... needs the labels of the full labeled set: train with sslkit.engine.Trainer, "
+            "or pass FitContext(..., data={'y_l': y_l}) to setup"
+        )
     return prior_class_weights(prior, y_l, ctx.num_classes, ctx.device)
 
 
@@ -206,8 +211,7 @@ class LinearRiskAlgorithm(SSLAlgorithm):
     name = "linear_risk"
     uses_unlabeled = True
 
-    def __init__(self, prior, a=None, *, nonnegative=True, loss="ce", nn_rule="per_term", gamma=1.0,
-                 n_per_class=None):
+    def __init__(self, prior, a=None, *, nonnegative=True, loss="ce", nn_rule="per_term", gamma=1.0, n_per_class=None):
         self.prior = _check_prior(prior)
         self.k = self.prior.shape[0]
         if a is not None:
@@ -236,8 +240,10 @@ class LinearRiskAlgorithm(SSLAlgorithm):
             y_l = torch.as_tensor(ctx.get("y_l")).detach().cpu().numpy()
             counts = _check_counts(np.bincount(y_l, minlength=self.k)[: self.k], self.k)
         else:
-            raise ValueError(f"{type(self).__name__} needs the class counts of the full labeled set: pass "
-                             "n_per_class=np.bincount(y_l) (or a FitContext with data['y_l'], as the trainer does)")
+            raise ValueError(
+                f"{type(self).__name__} needs the class counts of the full labeled set: pass "
+                "n_per_class=np.bincount(y_l) (or a FitContext with data['y_l'], as the trainer does)"
+            )
         self.n_per_class_ = counts
         self.device_ = ctx.device
         self._n_t = torch.as_tensor(counts, dtype=torch.float32, device=self.device_)
@@ -280,7 +286,7 @@ class LinearRiskAlgorithm(SSLAlgorithm):
         if use_u:
             logits = logits_of(model, torch.cat([x_l, x_u]))
             L = self._loss_matrix(logits)
-            L_l, L_u = L[: x_l.shape[0]], L[x_l.shape[0]:]
+            L_l, L_u = L[: x_l.shape[0]], L[x_l.shape[0] :]
             R_u = L_u.mean(dim=0) if u_weight is None else (L_u * u_weight.to(L_u.dtype)[:, None]).mean(dim=0)
         else:
             L_l = self._loss_matrix(logits_of(model, x_l))
@@ -319,8 +325,10 @@ class LinearRiskAlgorithm(SSLAlgorithm):
         return LossOutput(loss=backprop, logs=logs)
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(prior={self.prior.round(4).tolist()}, nonnegative={self.nonnegative}, "
-                f"loss={self.loss_name!r}, nn_rule={self.nn_rule!r})")
+        return (
+            f"{type(self).__name__}(prior={self.prior.round(4).tolist()}, nonnegative={self.nonnegative}, "
+            f"loss={self.loss_name!r}, nn_rule={self.nn_rule!r})"
+        )
 
 
 class SupervisedRisk(LinearRiskAlgorithm):
@@ -350,10 +358,13 @@ class PNU(LinearRiskAlgorithm):
     def __init__(self, prior, *, nonnegative=True, loss="ce", nn_rule="per_term", gamma=1.0, n_per_class=None):
         p = _check_prior(prior)
         if p.shape[0] != 2:
-            raise ValueError(f"PNU is binary only (k = 2), but prior has {p.shape[0]} classes; "
-                             "use OursEC or OursIter for multiclass tasks")
-        super().__init__(p, None, nonnegative=nonnegative, loss=loss, nn_rule=nn_rule, gamma=gamma,
-                         n_per_class=n_per_class)
+            raise ValueError(
+                f"PNU is binary only (k = 2), but prior has {p.shape[0]} classes; "
+                "use OursEC or OursIter for multiclass tasks"
+            )
+        super().__init__(
+            p, None, nonnegative=nonnegative, loss=loss, nn_rule=nn_rule, gamma=gamma, n_per_class=n_per_class
+        )
 
     def initial_a(self):
         self.eta_ = float(pnu_eta(self.prior, self.n_per_class_))
@@ -367,8 +378,9 @@ class OursEC(LinearRiskAlgorithm):
     name = "ours_ec"
 
     def __init__(self, prior, *, nonnegative=True, loss="ce", nn_rule="per_term", gamma=1.0, n_per_class=None):
-        super().__init__(prior, None, nonnegative=nonnegative, loss=loss, nn_rule=nn_rule, gamma=gamma,
-                         n_per_class=n_per_class)
+        super().__init__(
+            prior, None, nonnegative=nonnegative, loss=loss, nn_rule=nn_rule, gamma=gamma, n_per_class=n_per_class
+        )
 
     def initial_a(self):
         return np.asarray(equal_covariance_a(self.prior, self.n_per_class_), dtype=np.float64)
@@ -379,7 +391,8 @@ class OursIter(LinearRiskAlgorithm):
 
     * epochs 1..``warmup_epochs``: ``a = θ`` (the supervised risk; the unlabeled batch is not used);
     * after epoch ``E`` with ``E >= warmup_epochs`` and ``(E - warmup_epochs) % update_every == 0``
-      (E >= 1) -- the hook schedule ``Hook(start=warmup_epochs, every=update_every)`` -- an epoch hook re-estimates ``a = a*`` (Thm 3, :func:`sslkit.risk.optimal_a`) from the
+      (E >= 1) -- the hook schedule ``Hook(start=warmup_epochs, every=update_every)`` -- an epoch hook re-estimates
+      ``a = a*`` (Thm 3, :func:`sslkit.risk.optimal_a`) from the
       current model's losses on the validation set ``trainer.data_["X_val"], ["y_val"]``: covariances
       :func:`sslkit.risk.loss_covariances` with diagonal shrinkage ``shrinkage`` (0.5), ridge ``ridge``
       (1e-4), and ``n`` = the training labeled counts (the variance being minimised is that of the
@@ -404,11 +417,25 @@ class OursIter(LinearRiskAlgorithm):
 
     name = "ours_iter"
 
-    def __init__(self, prior, *, update_every=1, warmup_epochs=20, shrinkage=0.5, ridge=1e-4, nonnegative=True,
-                 loss="ce", nn_rule="per_term", gamma=1.0, n_per_class=None, rare_class_rows=None,
-                 finite_unlabeled=False):
-        super().__init__(prior, None, nonnegative=nonnegative, loss=loss, nn_rule=nn_rule, gamma=gamma,
-                         n_per_class=n_per_class)
+    def __init__(
+        self,
+        prior,
+        *,
+        update_every=1,
+        warmup_epochs=20,
+        shrinkage=0.5,
+        ridge=1e-4,
+        nonnegative=True,
+        loss="ce",
+        nn_rule="per_term",
+        gamma=1.0,
+        n_per_class=None,
+        rare_class_rows=None,
+        finite_unlabeled=False,
+    ):
+        super().__init__(
+            prior, None, nonnegative=nonnegative, loss=loss, nn_rule=nn_rule, gamma=gamma, n_per_class=n_per_class
+        )
         if rare_class_rows not in (None, "labeled"):
             raise ValueError(f"rare_class_rows must be None or 'labeled', got {rare_class_rows!r}")
         self.rare_class_rows = rare_class_rows
@@ -440,12 +467,13 @@ class OursIter(LinearRiskAlgorithm):
         return self._update_hook().due(epoch)
 
     def _update_hook(self) -> Hook:
-        return Hook(self._update, start=self.warmup_epochs, every=self.update_every, unit="epoch",
-                    name="ours_iter_a")
+        return Hook(self._update, start=self.warmup_epochs, every=self.update_every, unit="epoch", name="ours_iter_a")
 
     def _no_val_message(self) -> str:
-        return ("OursIter re-estimates a* on validation data (paper A Algorithm 1): pass X_val and y_val "
-                "to Trainer.fit (or use OursEC, which needs none)")
+        return (
+            "OursIter re-estimates a* on validation data (paper A Algorithm 1): pass X_val and y_val "
+            "to Trainer.fit (or use OursEC, which needs none)"
+        )
 
     def _eval_losses(self, model, X) -> np.ndarray:
         """(n, k) float64 losses of ``model`` (eval mode, no gradient) at every label."""

@@ -89,8 +89,12 @@ class VAT(SSLAlgorithm):
         if isinstance(n_power, bool) or not isinstance(n_power, numbers.Integral) or n_power < 1:
             raise ValueError(f"n_power must be an integer >= 1, got {n_power!r}")
         self.n_power = int(n_power)
-        if isinstance(lambda_u, bool) or not isinstance(lambda_u, numbers.Real) or not math.isfinite(lambda_u) \
-                or lambda_u < 0:
+        if (
+            isinstance(lambda_u, bool)
+            or not isinstance(lambda_u, numbers.Real)
+            or not math.isfinite(lambda_u)
+            or lambda_u < 0
+        ):
             raise ValueError(f"lambda_u must be a finite number >= 0, got {lambda_u!r}")
         self.lambda_u = float(lambda_u)
         self.prior = optional_prior(prior)
@@ -121,8 +125,11 @@ class VAT(SSLAlgorithm):
         # unweighted: the batch-mean KL exactly as before the weights existed (same summation order)
         unsup = _kl(p, z_adv) if batch.u_weight is None else weighted_mean(per_sample, batch.u_weight)
         total = sup + self.lambda_u * unsup
-        return LossOutput(total, {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach()},
-                          UnlabeledLosses(per_sample, None, z_adv, h_adv))
+        return LossOutput(
+            total,
+            {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach()},
+            UnlabeledLosses(per_sample, None, z_adv, h_adv),
+        )
 
     def __repr__(self) -> str:
         extra = "" if self.prior is None else f", prior={list(map(float, self.prior))}"

@@ -58,8 +58,9 @@ class Views:
             return "tabular"
         if x.dim() == 4 and x.shape[1] in (1, 3):
             return "mnist" if x.shape[1] == 1 else "cifar"
-        raise ValueError(f"cannot pick augmentations for inputs of shape {tuple(x.shape)}: pass augment= "
-                         "or weak=/strong= callables")
+        raise ValueError(
+            f"cannot pick augmentations for inputs of shape {tuple(x.shape)}: pass augment= or weak=/strong= callables"
+        )
 
     def _functions(self, x: torch.Tensor):
         weak_fn, strong_fn = (None, None)
@@ -101,5 +102,5 @@ def weak_strong_forward(model, views: Views, x_l: torch.Tensor, x_u: torch.Tenso
     x_uw, x_us = views.pair(x_u)
     logits, feats = forward(model, torch.cat([x_lw, x_uw, x_us]))
     logits = logits.float()
-    h_s = None if feats is None else feats[n_l + n_u:]
-    return logits[:n_l], logits[n_l:n_l + n_u], logits[n_l + n_u:], h_s
+    h_s = None if feats is None else feats[n_l + n_u :]
+    return logits[:n_l], logits[n_l : n_l + n_u], logits[n_l + n_u :], h_s

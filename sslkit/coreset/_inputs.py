@@ -15,8 +15,16 @@ import torch
 from sslkit._checks import check_count
 from sslkit.select.kernel import check_features  # re-exported: 2-D, non-empty, real, finite
 
-__all__ = ["check_features", "check_gradients", "check_labeled_not_empty", "check_budget", "check_labels", "check_open_unit", "check_positive",
-           "check_batch_size"]
+__all__ = [
+    "check_features",
+    "check_gradients",
+    "check_labeled_not_empty",
+    "check_budget",
+    "check_labels",
+    "check_open_unit",
+    "check_positive",
+    "check_batch_size",
+]
 
 
 def check_gradients(G, name: str = "unlabeled gradients", *, device=None, dtype=None) -> torch.Tensor:
@@ -27,9 +35,10 @@ def check_gradients(G, name: str = "unlabeled gradients", *, device=None, dtype=
     not finite (an overflow of the sum of finite entries is then told apart from a real NaN/inf).
     """
     if isinstance(G, torch.Tensor) and G.dtype.is_floating_point and G.ndim == 2 and G.numel():
-        G = G.detach().to(device=device if device is not None else G.device,
-                          dtype=dtype if dtype is not None else (torch.float64 if G.dtype == torch.float64
-                                                                  else torch.float32))
+        G = G.detach().to(
+            device=device if device is not None else G.device,
+            dtype=dtype if dtype is not None else (torch.float64 if G.dtype == torch.float64 else torch.float32),
+        )
         if bool(torch.isfinite(G.sum())):
             return G
     return check_features(G, name, device=device, dtype=dtype)
@@ -67,8 +76,10 @@ def check_labels(y, n: int, n_classes: int, *, device=None) -> torch.Tensor:
         raise ValueError(f"got {t.shape[0]} labels for {n} labeled logits rows")
     t = t.to(device=device if device is not None else t.device, dtype=torch.long)
     if n and (int(t.min()) < 0 or int(t.max()) >= n_classes):
-        raise ValueError(f"labels must lie in [0, {n_classes}) (the number of logit columns), "
-                         f"got range [{int(t.min())}, {int(t.max())}]")
+        raise ValueError(
+            f"labels must lie in [0, {n_classes}) (the number of logit columns), "
+            f"got range [{int(t.min())}, {int(t.max())}]"
+        )
     return t
 
 

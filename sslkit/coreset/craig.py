@@ -59,18 +59,18 @@ def facility_location(similarity, k: int):
     if bool((S < 0).any()):
         raise ValueError("similarity must be non-negative (facility location with max(dist) - dist)")
     k = check_budget(k, n, what="elements")
-    cur = torch.zeros(n, dtype=torch.float64, device=S.device)      # max similarity to S, per element
+    cur = torch.zeros(n, dtype=torch.float64, device=S.device)  # max similarity to S, per element
     heap = [(-g, j) for j, g in enumerate(S.sum(dim=1).tolist())]  # exact gains of the empty set
     heapq.heapify(heap)
-    fresh = [0] * n                                                # the step each bound was computed at
+    fresh = [0] * n  # the step each bound was computed at
     order, gains = [], []
     while len(order) < k:
         bound, j = heapq.heappop(heap)
-        if fresh[j] == len(order):                                 # exact now and the largest: take it
+        if fresh[j] == len(order):  # exact now and the largest: take it
             order.append(j)
             gains.append(-bound)
             torch.maximum(cur, S[j], out=cur)
-        else:                                                      # stale: re-evaluate (S symmetric)
+        else:  # stale: re-evaluate (S symmetric)
             fresh[j] = len(order)
             heapq.heappush(heap, (-float(torch.clamp(S[j] - cur, min=0.0).sum()), j))
     return torch.tensor(order, dtype=torch.long), torch.tensor(gains, dtype=torch.float64)
@@ -105,7 +105,7 @@ class Craig:
         kb = check_budget(-(-self.k // self.batch_size), X.shape[0], "ceil(k / batch_size)", "batches")
         S = craig_similarity(X, self.metric)
         order, gains = facility_location(S, kb)
-        cell = torch.argmax(S[:, order.to(S.device)], dim=1)               # first maximum: earlier pick
+        cell = torch.argmax(S[:, order.to(S.device)], dim=1)  # first maximum: earlier pick
         gamma = torch.bincount(cell.cpu(), minlength=kb).to(torch.float32)
         self.batches_, self.batch_weights_ = order, gamma
         self.indices_, self.weights_ = expand_batches(order, gamma, n, self.batch_size)

@@ -26,8 +26,13 @@ import torch
 
 from sslkit.coreset._inputs import check_features, check_labeled_not_empty, check_labels
 
-__all__ = ["logit_gradients", "last_layer_gradients", "labeled_gradient", "cross_entropy_logit_gradients",
-           "split_last_layer"]
+__all__ = [
+    "logit_gradients",
+    "last_layer_gradients",
+    "labeled_gradient",
+    "cross_entropy_logit_gradients",
+    "split_last_layer",
+]
 
 
 def logit_gradients(losses: torch.Tensor, logits: torch.Tensor, *, retain_graph: bool = False) -> torch.Tensor:
@@ -43,11 +48,15 @@ def logit_gradients(losses: torch.Tensor, logits: torch.Tensor, *, retain_graph:
     if logits.ndim != 2:
         raise ValueError(f"logits must be 2-D (n_samples, n_classes), got shape {tuple(logits.shape)}")
     if losses.ndim != 1 or losses.shape[0] != logits.shape[0]:
-        raise ValueError(f"losses must be 1-D with one entry per logits row ({logits.shape[0]}), "
-                         f"got shape {tuple(losses.shape)}: pass per-sample losses (reduction='none')")
+        raise ValueError(
+            f"losses must be 1-D with one entry per logits row ({logits.shape[0]}), "
+            f"got shape {tuple(losses.shape)}: pass per-sample losses (reduction='none')"
+        )
     if not losses.requires_grad or not logits.requires_grad:
-        raise ValueError("losses must be computed from logits with autograd on (logits.requires_grad is False "
-                         "or the losses were detached)")
+        raise ValueError(
+            "losses must be computed from logits with autograd on (logits.requires_grad is False "
+            "or the losses were detached)"
+        )
     try:
         (g0,) = torch.autograd.grad(losses.sum(), logits, retain_graph=retain_graph)
     except RuntimeError as exc:
@@ -82,10 +91,9 @@ def last_layer_gradients(g0, features=None, *, classes=None) -> torch.Tensor:
         else:
             c = torch.as_tensor(classes, device=g0.device)
             if c.ndim != 1:
-                raise ValueError(f"classes must be an int or a 1-D tensor of class indices, got shape "
-                                 f"{tuple(c.shape)}")
+                raise ValueError(f"classes must be an int or a 1-D tensor of class indices, got shape {tuple(c.shape)}")
         c = check_labels(c, n, C, device=g0.device)
-        g0 = g0.gather(1, c[:, None])                      # N x 1: bias entry c; weight row c = g0_c h
+        g0 = g0.gather(1, c[:, None])  # N x 1: bias entry c; weight row c = g0_c h
         C = 1
     if h is None:
         return g0.clone()

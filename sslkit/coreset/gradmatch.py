@@ -52,7 +52,7 @@ def nonnegative_ridge(A, b, lam: float = 0.0, *, max_iter: int | None = None) ->
     passive = torch.zeros(m, dtype=torch.bool)
     tol = 1e-12 * max(1.0, float(c.abs().max())) if m else 0.0
     for _ in range(max_iter or 3 * m + 10):
-        grad = c - Q @ w                                  # minus the gradient of 1/2 w'Qw - c'w
+        grad = c - Q @ w  # minus the gradient of 1/2 w'Qw - c'w
         grad[passive] = -torch.inf
         if passive.all() or float(grad.max()) <= tol:
             break
@@ -64,7 +64,7 @@ def nonnegative_ridge(A, b, lam: float = 0.0, *, max_iter: int | None = None) ->
             if bool((s[p] > 0).all()):
                 w = s
                 break
-            neg = p[s[p] <= 0]                            # step back to the boundary, drop what hits zero
+            neg = p[s[p] <= 0]  # step back to the boundary, drop what hits zero
             step = float((w[neg] / (w[neg] - s[neg]).clamp_min(1e-300)).min())
             w = w + step * (s - w)
             passive &= w > 1e-15
@@ -91,7 +91,7 @@ def omp_nonnegative(A, b, n_atoms: int, *, lam: float = 0.5, tol: float = 1e-100
         if support:
             corr[support] = -torch.inf
         j = int(torch.argmax(corr))
-        if float(corr[j]) <= 0.0:                 # KKT: no atom can lower the objective any more
+        if float(corr[j]) <= 0.0:  # KKT: no atom can lower the objective any more
             break
         support.append(j)
         w = nonnegative_ridge(A[support], b, lam)
@@ -133,8 +133,7 @@ class GradMatch:
         if target is None:
             b = X.sum(dim=0)
         else:
-            b = check_gradients(torch.as_tensor(target).reshape(1, -1), "target", device=G.device,
-                                dtype=G.dtype)[0]
+            b = check_gradients(torch.as_tensor(target).reshape(1, -1), "target", device=G.device, dtype=G.dtype)[0]
             if b.shape[0] != G.shape[1]:
                 raise ValueError(f"target has {b.shape[0]} entries but the gradients have width {G.shape[1]}")
         support, w = omp_nonnegative(X, b, kb, lam=self.lam, tol=self.tol)
@@ -142,7 +141,7 @@ class GradMatch:
         self.residual_ = float((b.to(torch.float64) - fit).norm() / b.norm().clamp_min(1e-300))
         self.n_omp_ = len(support)
         batches, weights = support, w.to(torch.float32)
-        if len(support) < kb:                             # fill up at random with weight 1 (CORDS)
+        if len(support) < kb:  # fill up at random with weight 1 (CORDS)
             gen = torch.Generator().manual_seed(self.seed)
             rest = torch.ones(nb, dtype=torch.bool)
             rest[support] = False

@@ -105,15 +105,15 @@ class _LabeledSide:
         if h is None:
             self.ZT.sub_(bias[:, None], alpha=scale)
             self.ZT.addmm_(weight, self.HT, alpha=-scale)
-        else:                                          # Z^T <- Z^T - scale Db (1 + H h)^T
+        else:  # Z^T <- Z^T - scale Db (1 + H h)^T
             self.ZT.addr_(bias, torch.addmv(self.ones, self.H, h), alpha=-scale)
 
     def gradient(self, malformed: bool = False) -> torch.Tensor:
         """``grad L_S`` at the current logits (mean CE; ``malformed``: CORDS' D3 loss instead)."""
         P = torch.softmax(self.ZT, dim=0)
-        if malformed:                                  # d/dz [-y sum_c log p_c] = y (C p - 1)
+        if malformed:  # d/dz [-y sum_c log p_c] = y (C p - 1)
             RT = P.mul_(self.C).sub_(1.0).mul_(self.yf)
-        else:                                          # d/dz CE = p - onehot(y)
+        else:  # d/dz CE = p - onehot(y)
             RT = P.sub_(self.YT)
         bias = RT.mean(dim=1)
         if self.H is None:
@@ -138,14 +138,18 @@ def _check_inputs(unlabeled_grads, labeled_logits, labels, labeled_features):
             raise ValueError(f"labeled features has {H.shape[0]} rows but labeled logits has {n_l}")
     want = C if H is None else C * (1 + H.shape[1])
     if G.shape[1] != want:
-        what = (f"bias only (no labeled_features): C = {C}" if H is None
-                else f"bias + weight: C (1 + D) = {C} x (1 + {H.shape[1]}) = {want}")
+        what = (
+            f"bias only (no labeled_features): C = {C}"
+            if H is None
+            else f"bias + weight: C (1 + D) = {C} x (1 + {H.shape[1]}) = {want}"
+        )
         raise ValueError(f"unlabeled gradients have width {G.shape[1]}, but the labeled side implies {what}")
     return G, Z, y, H
 
 
-def one_step_objective(unlabeled_grads, labeled_logits, labels, labeled_features=None, subset=(), *,
-                       lr: float, lam: float = 1.0) -> float:
+def one_step_objective(
+    unlabeled_grads, labeled_logits, labels, labeled_features=None, subset=(), *, lr: float, lam: float = 1.0
+) -> float:
     """``f(S) = -L_S(theta_t - lr grad L_S(theta_t) - lr lam sum_{j in S} G_j)`` exactly (eq. (6)), last layer.
 
     Inputs as in :meth:`Retrieve.fit`; ``subset``: indices of rows of ``unlabeled_grads`` (a multiset is
@@ -186,8 +190,18 @@ class Retrieve:
     candidates per step; else ``None``), ``timings_`` (seconds: ``setup``, ``loop``, ``total``).
     """
 
-    def __init__(self, k, *, greedy: str = "stochastic", epsilon: float = 0.01, rounds: int = 15,
-                 lr: float = 0.03, lam: float = 1.0, cords_compatible: bool = False, seed=0):
+    def __init__(
+        self,
+        k,
+        *,
+        greedy: str = "stochastic",
+        epsilon: float = 0.01,
+        rounds: int = 15,
+        lr: float = 0.03,
+        lam: float = 1.0,
+        cords_compatible: bool = False,
+        seed=0,
+    ):
         self.k = check_count(k, "k", allow_zero=False)
         if greedy not in GREEDY:
             raise ValueError(f"greedy must be one of {GREEDY}, got {greedy!r}")
@@ -207,9 +221,9 @@ class Retrieve:
         N = G.shape[0]
         k = check_budget(self.k, N)
         side = _LabeledSide(Z, y, H)
-        if self.cords_compatible:          # D4: theta^S = theta_t - eta sum G_j, gains without a factor
+        if self.cords_compatible:  # D4: theta^S = theta_t - eta sum G_j, gains without a factor
             scale, factor = self.lr, 1.0
-        else:                              # eq. (5): theta^0 = theta_t - a grad L_S(theta_t)
+        else:  # eq. (5): theta^0 = theta_t - a grad L_S(theta_t)
             side.step(side.gradient(), self.lr)
             scale = factor = self.lr * self.lam
         _sync(G.device)
@@ -238,7 +252,7 @@ class Retrieve:
         s = stochastic_candidates(N, k, self.epsilon, cords_compatible=self.cords_compatible)
         self.n_candidates_ = s
         gen = torch.Generator().manual_seed(self.seed)
-        remaining = torch.arange(N)                   # unselected points in positions [0, r): swap-remove
+        remaining = torch.arange(N)  # unselected points in positions [0, r): swap-remove
         indices = torch.empty(k, dtype=torch.long)
         gains = torch.empty(k, dtype=G.dtype)
         for t in range(k):
@@ -259,9 +273,9 @@ class Retrieve:
         picked, picked_gains = [], []
         for t, size in enumerate(sizes):
             g = (G @ self._outer_gradient(side, t)).masked_fill_(taken, -math.inf)
-            if size == 1:                               # ties: the smallest index (torch.argmax)
+            if size == 1:  # ties: the smallest index (torch.argmax)
                 top = torch.argmax(g).view(1)
-            else:                                       # largest first; ties: the smaller index
+            else:  # largest first; ties: the smaller index
                 top = torch.sort(g, descending=True, stable=True).indices[:size]
             taken[top] = True
             picked.append(top)
@@ -270,8 +284,10 @@ class Retrieve:
         return torch.cat(picked).cpu(), torch.cat(picked_gains).cpu()
 
     def __repr__(self):
-        return (f"Retrieve(k={self.k}, greedy={self.greedy!r}, epsilon={self.epsilon}, rounds={self.rounds}, "
-                f"lr={self.lr}, lam={self.lam}, cords_compatible={self.cords_compatible}, seed={self.seed})")
+        return (
+            f"Retrieve(k={self.k}, greedy={self.greedy!r}, epsilon={self.epsilon}, rounds={self.rounds}, "
+            f"lr={self.lr}, lam={self.lam}, cords_compatible={self.cords_compatible}, seed={self.seed})"
+        )
 
 
 def _distinct_positions(r: int, s: int, gen: torch.Generator) -> torch.Tensor:
@@ -292,7 +308,9 @@ def _rank_one_factor(bias: torch.Tensor, weight: torch.Tensor) -> torch.Tensor |
     """``h`` with ``weight = outer(bias, h)`` up to rounding (``64 eps |weight|``), else ``None``."""
     nb = float(bias @ bias)
     if nb == 0.0:
-        return torch.zeros(weight.shape[1], dtype=weight.dtype, device=weight.device) if not bool(weight.any()) else None
+        return (
+            torch.zeros(weight.shape[1], dtype=weight.dtype, device=weight.device) if not bool(weight.any()) else None
+        )
     h = (bias @ weight).div_(nb)
     tol = 64.0 * torch.finfo(weight.dtype).eps * float(torch.linalg.vector_norm(weight))
     return h if float(torch.linalg.vector_norm(weight - torch.outer(bias, h))) <= tol else None

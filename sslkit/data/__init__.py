@@ -97,6 +97,17 @@ from sslkit.data.augment import (  # noqa: E402
 )
 
 __all__ += [
-    "AUGMENTATIONS", "tabular_weak", "tabular_strong", "mnist_weak", "mnist_strong", "cifar_weak", "cifar_strong",
-    "random_affine", "random_crop", "random_hflip", "color_jitter", "random_grayscale", "random_erasing",
+    "AUGMENTATIONS",
+    "tabular_weak",
+    "tabular_strong",
+    "mnist_weak",
+    "mnist_strong",
+    "cifar_weak",
+    "cifar_strong",
+    "random_affine",
+    "random_crop",
+    "random_hflip",
+    "color_jitter",
+    "random_grayscale",
+    "random_erasing",
 ]

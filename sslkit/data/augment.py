@@ -63,6 +63,7 @@ __all__ = [
 
 # ------------------------------------------------------------------------------------------ checks
 
+
 def _check_batch(x, name: str = "x", image: bool = False) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch tensor, got {type(x).__name__}")
@@ -118,6 +119,7 @@ def _per_sample_mask(p: float, like: torch.Tensor) -> torch.Tensor:
 
 # ------------------------------------------------------------------------------------------ tabular
 
+
 def tabular_weak(x: torch.Tensor, sigma: float = 0.1) -> torch.Tensor:
     """Weak tabular view ``x + σ ε``, ε ~ N(0, I) (paper A App. D.1, σ = 0.1)."""
     x = _check_batch(x)
@@ -137,6 +139,7 @@ def tabular_strong(x: torch.Tensor, sigma: float = 0.2, drop: float = 0.1) -> to
 
 
 # ------------------------------------------------------------------------------------------ images
+
 
 def random_affine(x: torch.Tensor, degrees: float, translate=(0.0, 0.0), scale=(1.0, 1.0)) -> torch.Tensor:
     """Per-sample random affine transform (torchvision ``RandomAffine`` semantics, batched).
@@ -161,10 +164,13 @@ def random_affine(x: torch.Tensor, degrees: float, translate=(0.0, 0.0), scale=(
     m00, m01, m10, m11 = cos, sin, -sin, cos  # R(-angle) / s
     c0 = -(m00 * tx + m01 * ty)
     c1 = -(m10 * tx + m11 * ty)
-    theta = torch.stack([
-        torch.stack([m00, m01 * (h / w), c0 * 2.0 / w], dim=1),
-        torch.stack([m10 * (w / h), m11, c1 * 2.0 / h], dim=1),
-    ], dim=1)
+    theta = torch.stack(
+        [
+            torch.stack([m00, m01 * (h / w), c0 * 2.0 / w], dim=1),
+            torch.stack([m10 * (w / h), m11, c1 * 2.0 / h], dim=1),
+        ],
+        dim=1,
+    )
     grid = F.affine_grid(theta, list(x.shape), align_corners=False)
     return F.grid_sample(x, grid, mode="nearest", padding_mode="zeros", align_corners=False)
 
@@ -227,8 +233,9 @@ def _hsv_to_rgb(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def color_jitter(x: torch.Tensor, brightness: float = 0.4, contrast: float = 0.4, saturation: float = 0.4,
-                 hue: float = 0.1) -> torch.Tensor:
+def color_jitter(
+    x: torch.Tensor, brightness: float = 0.4, contrast: float = 0.4, saturation: float = 0.4, hue: float = 0.1
+) -> torch.Tensor:
     """Per-sample colour jitter of RGB images in [0, 1] (torchvision ``ColorJitter`` factors).
 
     brightness b ~ U(1 - brightness, 1 + brightness): ``x * b``; contrast c: blend with the image's mean
@@ -272,8 +279,9 @@ def random_grayscale(x: torch.Tensor, p: float = 0.1) -> torch.Tensor:
     return torch.where(_per_sample_mask(p, x), _gray(x).expand_as(x), x)
 
 
-def random_erasing(x: torch.Tensor, p: float = 0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3),
-                   value: float = 0.0) -> torch.Tensor:
+def random_erasing(
+    x: torch.Tensor, p: float = 0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value: float = 0.0
+) -> torch.Tensor:
     """With probability ``p`` per image, set a random rectangle to ``value`` (torchvision
     ``RandomErasing``): area fraction ~ U(scale), log aspect ratio ~ U(log ratio), position uniform.
     A rectangle larger than the image is clipped to it (torchvision retries instead)."""

@@ -53,8 +53,10 @@ class Dataset:
 
     def __repr__(self) -> str:
         test = "None" if self.X_test is None else f"{self.X_test.shape} {self.X_test.dtype}"
-        return (f"Dataset(name={self.name!r}, X={self.X.shape} {self.X.dtype}, X_test={test}, "
-                f"num_classes={self.num_classes}, source={self.source!r}, notes={self.notes!r})")
+        return (
+            f"Dataset(name={self.name!r}, X={self.X.shape} {self.X.dtype}, X_test={test}, "
+            f"num_classes={self.num_classes}, source={self.source!r}, notes={self.notes!r})"
+        )
 
 
 def _labels(y, name: str, num_classes: int) -> np.ndarray:

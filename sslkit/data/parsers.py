@@ -34,8 +34,15 @@ DIGITS = tuple(str(d) for d in range(10))
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 STL10_CLASSES = ("airplane", "bird", "car", "cat", "deer", "dog", "horse", "monkey", "ship", "truck")
 SHUTTLE_CLASSES = ("Rad Flow", "Fpv Close", "Fpv Open", "High", "Bypass", "Bpv Close", "Bpv Open")
-COVERTYPE_CLASSES = ("Spruce/Fir", "Lodgepole Pine", "Ponderosa Pine", "Cottonwood/Willow", "Aspen",
-                     "Douglas-fir", "Krummholz")
+COVERTYPE_CLASSES = (
+    "Spruce/Fir",
+    "Lodgepole Pine",
+    "Ponderosa Pine",
+    "Cottonwood/Willow",
+    "Aspen",
+    "Douglas-fir",
+    "Krummholz",
+)
 
 
 def read_bytes(path) -> bytes:
@@ -44,8 +51,10 @@ def read_bytes(path) -> bytes:
     if data[:2] == b"\x1f\x8b":
         return gzip.decompress(data)
     if data[:2] == b"\x1f\x9d":
-        raise ValueError(f"{path} is unix-compress (.Z) data, which Python cannot read; "
-                         f"decompress it first (`uncompress` or `gzip -d`)")
+        raise ValueError(
+            f"{path} is unix-compress (.Z) data, which Python cannot read; "
+            f"decompress it first (`uncompress` or `gzip -d`)"
+        )
     return data
 
 
@@ -55,13 +64,14 @@ def _text(path, encoding="utf-8") -> io.StringIO:
 
 # ----------------------------------------------------------------------------------------- images
 
+
 def read_idx(path) -> np.ndarray:
     """An IDX file (MNIST): big-endian magic ``0x0000 08 nd``, then ``nd`` uint32 sizes, then uint8 data."""
     b = read_bytes(path)
     if len(b) < 4 or b[0] != 0 or b[1] != 0 or b[2] != 0x08:
         raise ValueError(f"{path} is not an uint8 IDX file (magic {b[:4].hex()})")
     nd = b[3]
-    shape = tuple(int.from_bytes(b[4 + 4 * i:8 + 4 * i], "big") for i in range(nd))
+    shape = tuple(int.from_bytes(b[4 + 4 * i : 8 + 4 * i], "big") for i in range(nd))
     expected = 4 + 4 * nd + int(np.prod(shape))
     if len(b) != expected:
         raise ValueError(f"{path}: IDX header says shape {shape} ({expected} bytes) but file has {len(b)} bytes")
@@ -96,8 +106,14 @@ def parse_cifar10_python(paths, **_) -> Parsed:
     y = np.concatenate([np.asarray(b[b"labels"]) for b in train])
     test = batches["test_batch"]
     classes = tuple(c.decode() for c in batches["batches.meta"][b"label_names"])
-    return Parsed(X, y, _chw_to_hwc(test[b"data"]), np.asarray(test[b"labels"]), classes,
-                  "official CIFAR-10 python batches (lossless)")
+    return Parsed(
+        X,
+        y,
+        _chw_to_hwc(test[b"data"]),
+        np.asarray(test[b"labels"]),
+        classes,
+        "official CIFAR-10 python batches (lossless)",
+    )
 
 
 def parse_cifar100_python(paths, label_mode="fine", **_) -> Parsed:
@@ -110,14 +126,19 @@ def parse_cifar100_python(paths, label_mode="fine", **_) -> Parsed:
                 parts[name] = _unpickle(tf.extractfile(m).read())
     key = label_mode.encode() + b"_labels"
     names = parts["meta"][label_mode.encode() + b"_label_names"]
-    return Parsed(_chw_to_hwc(parts["train"][b"data"]), np.asarray(parts["train"][key]),
-                  _chw_to_hwc(parts["test"][b"data"]), np.asarray(parts["test"][key]),
-                  tuple(c.decode() for c in names), f"official CIFAR-100 python batches, {label_mode} labels")
+    return Parsed(
+        _chw_to_hwc(parts["train"][b"data"]),
+        np.asarray(parts["train"][key]),
+        _chw_to_hwc(parts["test"][b"data"]),
+        np.asarray(parts["test"][key]),
+        tuple(c.decode() for c in names),
+        f"official CIFAR-100 python batches, {label_mode} labels",
+    )
 
 
 def _cifar_labels_js(path) -> np.ndarray:
     txt = read_bytes(path).decode("ascii")
-    return np.asarray(json.loads(txt[txt.index("["):txt.rindex("]") + 1]), dtype=np.int64)
+    return np.asarray(json.loads(txt[txt.index("[") : txt.rindex("]") + 1]), dtype=np.int64)
 
 
 def parse_cifar10_lossless(paths, **_) -> Parsed:
@@ -130,9 +151,15 @@ def parse_cifar10_lossless(paths, **_) -> Parsed:
 
     labels = _cifar_labels_js(paths["labels"])
     X = np.concatenate([sprite(f"batch_{i}") for i in range(4)])
-    return Parsed(X, labels[:4000], sprite("batch_50"), labels[50000:51000], CIFAR10_CLASSES,
-                  "CIFAR-10 lossless SUBSET: train = original train indices 0..3999, "
-                  "test = original test indices 0..999 (exact pixels)")
+    return Parsed(
+        X,
+        labels[:4000],
+        sprite("batch_50"),
+        labels[50000:51000],
+        CIFAR10_CLASSES,
+        "CIFAR-10 lossless SUBSET: train = original train indices 0..3999, "
+        "test = original test indices 0..999 (exact pixels)",
+    )
 
 
 def parse_cifar10_jpeg(paths, **_) -> Parsed:
@@ -159,11 +186,11 @@ def parse_cifar10_jpeg(paths, **_) -> Parsed:
     def split(prefix, first_labels, total_per_class):
         names, ys = [], []
         used = np.zeros(10, dtype=np.int64)
-        for c in first_labels:                       # known original order
+        for c in first_labels:  # known original order
             names.append(f"{prefix}/{CIFAR10_CLASSES[c]}/{used[c]:04d}.jpg")
             ys.append(c)
             used[c] += 1
-        for c in range(10):                          # the rest, by class then within-class rank
+        for c in range(10):  # the rest, by class then within-class rank
             for r in range(used[c], total_per_class):
                 names.append(f"{prefix}/{CIFAR10_CLASSES[c]}/{r:04d}.jpg")
                 ys.append(c)
@@ -177,10 +204,16 @@ def parse_cifar10_jpeg(paths, **_) -> Parsed:
 
     X, y = split("train", labels[:50000], 5000)
     Xt, yt = split("test", labels[50000:51000], 1000)
-    return Parsed(X, y, Xt, yt, CIFAR10_CLASSES,
-                  "CIFAR-10 JPEG q75 (lossy) copy of all 60000 images (mean abs pixel error 5.8/255 vs the "
-                  "originals); train in original order; test: first 1000 in original order, the other 9000 "
-                  "by class then original within-class order. Results on it must say so.")
+    return Parsed(
+        X,
+        y,
+        Xt,
+        yt,
+        CIFAR10_CLASSES,
+        "CIFAR-10 JPEG q75 (lossy) copy of all 60000 images (mean abs pixel error 5.8/255 vs the "
+        "originals); train in original order; test: first 1000 in original order, the other 9000 "
+        "by class then original within-class order. Results on it must say so.",
+    )
 
 
 def parse_svhn(paths, **_) -> Parsed:
@@ -207,7 +240,7 @@ def parse_stl10(paths, **_) -> Parsed:
     want = {"train_X.bin", "train_y.bin", "test_X.bin", "test_y.bin", "class_names.txt"}
     parts = {}
     with tarfile.open(paths["archive"]) as tf:
-        for m in tf:                                   # streaming: the archive is 2.6 GB
+        for m in tf:  # streaming: the archive is 2.6 GB
             name = m.name.rsplit("/", 1)[-1]
             if m.isfile() and name in want:
                 parts[name] = tf.extractfile(m).read()
@@ -223,18 +256,30 @@ def parse_stl10(paths, **_) -> Parsed:
     classes = STL10_CLASSES
     if "class_names.txt" in parts:
         classes = tuple(parts["class_names.txt"].decode().split())
-    return Parsed(images(parts["train_X.bin"]), labels(parts["train_y.bin"]),
-                  images(parts["test_X.bin"]), labels(parts["test_y.bin"]), classes,
-                  "STL-10 labelled train (5000) and test (8000); the 100000 unlabelled images are not loaded")
+    return Parsed(
+        images(parts["train_X.bin"]),
+        labels(parts["train_y.bin"]),
+        images(parts["test_X.bin"]),
+        labels(parts["test_y.bin"]),
+        classes,
+        "STL-10 labelled train (5000) and test (8000); the 100000 unlabelled images are not loaded",
+    )
 
 
 # ---------------------------------------------------------------------------------------- tabular
 
+
 def parse_banknote(paths, **_) -> Parsed:
     a = np.loadtxt(_text(paths["table"]), delimiter=",", dtype=np.float64)
-    return Parsed(a[:, :4], a[:, 4].astype(np.int64), None, None, ("class 0", "class 1"),
-                  "features: variance, skewness, curtosis, entropy of the wavelet-transformed image; "
-                  "UCI does not name the classes (0/1 as in the file)")
+    return Parsed(
+        a[:, :4],
+        a[:, 4].astype(np.int64),
+        None,
+        None,
+        ("class 0", "class 1"),
+        "features: variance, skewness, curtosis, entropy of the wavelet-transformed image; "
+        "UCI does not name the classes (0/1 as in the file)",
+    )
 
 
 def parse_breast_cancer_wdbc(paths, **_) -> Parsed:
@@ -245,19 +290,47 @@ def parse_breast_cancer_wdbc(paths, **_) -> Parsed:
     diag = df[1].to_numpy()
     if not set(diag) <= {"M", "B"}:
         raise ValueError(f"{paths['table']}: diagnosis column must be 'M' or 'B', got {sorted(set(diag))}")
-    return Parsed(df.iloc[:, 2:].to_numpy(np.float64), (diag == "B").astype(np.int64), None, None,
-                  BREAST_CANCER_CLASSES, BREAST_CANCER_NOTES)
+    return Parsed(
+        df.iloc[:, 2:].to_numpy(np.float64),
+        (diag == "B").astype(np.int64),
+        None,
+        None,
+        BREAST_CANCER_CLASSES,
+        BREAST_CANCER_NOTES,
+    )
 
 
 BREAST_CANCER_CLASSES = ("malignant", "benign")
 BREAST_CANCER_NOTES = "label 0 = malignant, 1 = benign (scikit-learn's convention); 30 WDBC features"
 
-ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-                 "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
-                 "native-country", "income"]
+ADULT_COLUMNS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
+]
 ADULT_NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
-ADULT_CATEGORICAL = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
-                     "native-country"]
+ADULT_CATEGORICAL = [
+    "workclass",
+    "education",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "native-country",
+]
 
 
 def parse_adult(paths, **_) -> Parsed:
@@ -269,13 +342,19 @@ def parse_adult(paths, **_) -> Parsed:
     import pandas as pd
 
     def read(key, skip):
-        df = pd.read_csv(_text(paths[key], "latin-1"), header=None, names=ADULT_COLUMNS, skipinitialspace=True,
-                         na_values="?", skiprows=skip)
-        df = df.dropna(subset=["income"])            # the trailing empty line of adult.test, if any
+        df = pd.read_csv(
+            _text(paths[key], "latin-1"),
+            header=None,
+            names=ADULT_COLUMNS,
+            skipinitialspace=True,
+            na_values="?",
+            skiprows=skip,
+        )
+        df = df.dropna(subset=["income"])  # the trailing empty line of adult.test, if any
         return df, df["income"].str.rstrip(".")
 
     tr, ytr = read("train", 0)
-    te, yte = read("test", 1)                        # adult.test starts with "|1x3 Cross validator"
+    te, yte = read("test", 1)  # adult.test starts with "|1x3 Cross validator"
     cats = {c: sorted(tr[c].dropna().unique()) for c in ADULT_CATEGORICAL}
 
     def encode(df):
@@ -287,11 +366,16 @@ def parse_adult(paths, **_) -> Parsed:
         if not set(labels) <= {"<=50K", ">50K"}:
             raise ValueError(f"adult {key}: unexpected income labels {sorted(set(labels))}")
     d = len(ADULT_NUMERIC) + sum(len(v) for v in cats.values())
-    return Parsed(encode(tr), (ytr == ">50K").to_numpy(np.int64), encode(te), (yte == ">50K").to_numpy(np.int64),
-                  ("<=50K", ">50K"),
-                  f"{d} features: 6 numeric ({', '.join(ADULT_NUMERIC)}) + one-hot of 8 categoricals "
-                  f"(categories from the training file); missing '?' = all-zero indicator group, rows kept; "
-                  f"label 1 = income >50K")
+    return Parsed(
+        encode(tr),
+        (ytr == ">50K").to_numpy(np.int64),
+        encode(te),
+        (yte == ">50K").to_numpy(np.int64),
+        ("<=50K", ">50K"),
+        f"{d} features: 6 numeric ({', '.join(ADULT_NUMERIC)}) + one-hot of 8 categoricals "
+        f"(categories from the training file); missing '?' = all-zero indicator group, rows kept; "
+        f"label 1 = income >50K",
+    )
 
 
 CREDIT_CATEGORICAL = ["SEX", "EDUCATION", "MARRIAGE"]
@@ -304,7 +388,7 @@ def parse_credit_default(paths, **_) -> Parsed:
     import pandas as pd
 
     path = Path(paths["table"])
-    if path.suffix == ".xls":                        # the original UCI file (needs the optional xlrd package)
+    if path.suffix == ".xls":  # the original UCI file (needs the optional xlrd package)
         df = pd.read_excel(path, header=1)
     else:
         df = pd.read_csv(_text(path))
@@ -321,9 +405,15 @@ def parse_credit_default(paths, **_) -> Parsed:
         levels.append(f"{c} {cats}")
         blocks.append(one_hot(rest[c].to_numpy(), cats))
     X = np.hstack(blocks)
-    return Parsed(X, y, None, None, ("no default", "default"),
-                  f"{X.shape[1]} features: {len(numeric)} numeric (LIMIT_BAL, AGE, PAY_*, BILL_AMT*, PAY_AMT*) + "
-                  f"one-hot {'; '.join(levels)}; ID dropped; label 1 = default payment next month")
+    return Parsed(
+        X,
+        y,
+        None,
+        None,
+        ("no default", "default"),
+        f"{X.shape[1]} features: {len(numeric)} numeric (LIMIT_BAL, AGE, PAY_*, BILL_AMT*, PAY_AMT*) + "
+        f"one-hot {'; '.join(levels)}; ID dropped; label 1 = default payment next month",
+    )
 
 
 def parse_shuttle(paths, **_) -> Parsed:
@@ -357,6 +447,12 @@ def parse_covertype(paths, **_) -> Parsed:
     a = pd.read_csv(_text(paths["table"]), header=None, dtype=np.int64).to_numpy()
     if a.shape[1] != 55:
         raise ValueError(f"{paths['table']}: expected 55 columns, got {a.shape[1]}")
-    return Parsed(a[:, :54].astype(np.float64), a[:, 54] - 1, None, None, COVERTYPE_CLASSES,
-                  "54 features (10 quantitative + 4 wilderness + 40 soil-type indicators); classes 1..7 -> 0..6; "
-                  "no official test split")
+    return Parsed(
+        a[:, :54].astype(np.float64),
+        a[:, 54] - 1,
+        None,
+        None,
+        COVERTYPE_CLASSES,
+        "54 features (10 quantitative + 4 wilderness + 40 soil-type indicators); classes 1..7 -> 0..6; "
+        "no official test split",
+    )

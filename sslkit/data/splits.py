@@ -20,8 +20,8 @@ Contents
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -56,8 +56,7 @@ def _as_index_array(values, name: str) -> np.ndarray:
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be a 1-D array of integer indices, got dtype {arr.dtype} "
-                        f"and shape {arr.shape}")
+        raise TypeError(f"{name} must be a 1-D array of integer indices, got dtype {arr.dtype} and shape {arr.shape}")
     return arr.astype(np.int64, copy=False)
 
 
@@ -126,8 +125,7 @@ def _per_class_counts(spec, classes: np.ndarray, name: str) -> dict:
         known = set(classes.tolist())
         unknown = [k for k in spec if not isinstance(k, numbers.Integral) or int(k) not in known]
         if unknown:
-            raise ValueError(f"{name} has keys {unknown} that are not among the classes used "
-                             f"{classes.tolist()}")
+            raise ValueError(f"{name} has keys {unknown} that are not among the classes used {classes.tolist()}")
         counts = {int(c): 0 for c in classes}
         for c, v in spec.items():
             counts[int(c)] = check_count(v, f"{name}[class {int(c)}]")
@@ -138,11 +136,12 @@ def _per_class_counts(spec, classes: np.ndarray, name: str) -> dict:
     if isinstance(spec, (Sequence, np.ndarray)) and not isinstance(spec, str):
         spec = list(spec)
         if len(spec) != len(classes):
-            raise ValueError(f"{name} has {len(spec)} entries but {len(classes)} classes are used "
-                             f"({classes.tolist()}); give one count per class")
+            raise ValueError(
+                f"{name} has {len(spec)} entries but {len(classes)} classes are used "
+                f"({classes.tolist()}); give one count per class"
+            )
         return {int(c): check_count(v, f"{name}[class {int(c)}]") for c, v in zip(classes, spec)}
-    raise TypeError(f"{name} must be an int, a sequence of ints (one per class) or a dict "
-                    f"class -> int, got {spec!r}")
+    raise TypeError(f"{name} must be an int, a sequence of ints (one per class) or a dict class -> int, got {spec!r}")
 
 
 def _check_ratio(value, name: str, *, low_closed: bool, high: float, high_closed: bool) -> float:
@@ -178,8 +177,7 @@ def _draw_random(rng, available: np.ndarray, n: int, name: str, stage: str) -> n
     candidates = np.flatnonzero(available)
     if n > candidates.size:
         what = name if " " in name else f"{name}={n}"
-        raise ValueError(f"{what} is larger than what is left: only {candidates.size} examples "
-                         f"remain {stage}")
+        raise ValueError(f"{what} is larger than what is left: only {candidates.size} examples remain {stage}")
     drawn = np.sort(rng.choice(candidates, size=n, replace=False)) if n else candidates[:0]
     available[drawn] = False
     return drawn.astype(np.int64)
@@ -193,8 +191,9 @@ def _draw_per_class(rng, y, available: np.ndarray, counts: dict, name: str, stag
         if n > 0 and pool.size == 0:
             raise ValueError(f"{name}: class {c} has 0 examples available {stage} but {n} were requested")
         if n > pool.size:
-            raise ValueError(f"{name}: class {c} has only {pool.size} examples available {stage} "
-                             f"but {n} were requested")
+            raise ValueError(
+                f"{name}: class {c} has only {pool.size} examples available {stage} but {n} were requested"
+            )
         pools[c] = pool
     drawn = [rng.choice(pools[c], size=n, replace=False) for c, n in counts.items() if n > 0]
     out = np.sort(np.concatenate(drawn)) if drawn else np.zeros(0, dtype=np.int64)
@@ -207,8 +206,18 @@ def _draw_per_class(rng, y, available: np.ndarray, counts: dict, name: str, stag
 # --------------------------------------------------------------------------------------------------
 
 
-def make_split(y, labeled_per_class=None, *, n_unlabeled=None, n_val=0, n_test=0, val_per_class=None,
-               labeled_indices=None, classes=None, seed) -> Split:
+def make_split(
+    y,
+    labeled_per_class=None,
+    *,
+    n_unlabeled=None,
+    n_val=0,
+    n_test=0,
+    val_per_class=None,
+    labeled_indices=None,
+    classes=None,
+    seed,
+) -> Split:
     """Draw a labeled / unlabeled / validation / test split of ``y`` with exact per-class labeled counts.
 
     Parameters
@@ -218,7 +227,8 @@ def make_split(y, labeled_per_class=None, *, n_unlabeled=None, n_val=0, n_test=0
     labeled_per_class : int, sequence of int or dict {class: int}
         Number of labeled examples of each class, drawn exactly (an int means the same for every
         class; a sequence gives one count per class, in the order of ``classes`` (sorted labels when
-        ``classes`` is None); a dict gives a count per class, classes it leaves out get 0). Give either this or ``labeled_indices``.
+        ``classes`` is None); a dict gives a count per class, classes it leaves out get 0). Give either this or
+        ``labeled_indices``.
     n_unlabeled : int or None
         Size of the unlabeled set, drawn uniformly at random from what is left; ``None`` = all of it.
     n_val : int
@@ -271,8 +281,9 @@ def make_split(y, labeled_per_class=None, *, n_unlabeled=None, n_val=0, n_test=0
         raise ValueError(f"give either n_val ({n_val}) or val_per_class, not both")
     if (labeled_per_class is None) == (labeled_indices is None):
         raise ValueError("give exactly one of labeled_per_class and labeled_indices")
-    label_counts = None if labeled_per_class is None else \
-        _per_class_counts(labeled_per_class, classes, "labeled_per_class")
+    label_counts = (
+        None if labeled_per_class is None else _per_class_counts(labeled_per_class, classes, "labeled_per_class")
+    )
     val_counts = None if val_per_class is None else _per_class_counts(val_per_class, classes, "val_per_class")
 
     rng = np.random.default_rng(seed)
@@ -286,13 +297,15 @@ def make_split(y, labeled_per_class=None, *, n_unlabeled=None, n_val=0, n_test=0
     else:
         val = _draw_per_class(rng, y, available, val_counts, "val_per_class", "after drawing the test set")
     if labeled_indices is None:
-        labeled = _draw_per_class(rng, y, available, label_counts, "labeled_per_class",
-                                  "after drawing test and validation sets")
+        labeled = _draw_per_class(
+            rng, y, available, label_counts, "labeled_per_class", "after drawing test and validation sets"
+        )
     if n_unlabeled is None:
         unlabeled = np.flatnonzero(available).astype(np.int64)
     else:
-        unlabeled = _draw_random(rng, available, n_unlabeled, "n_unlabeled",
-                                 "after drawing test, validation and labeled sets")
+        unlabeled = _draw_random(
+            rng, available, n_unlabeled, "n_unlabeled", "after drawing test, validation and labeled sets"
+        )
     return Split(labeled=labeled, unlabeled=unlabeled, val=val, test=test)
 
 
@@ -300,16 +313,17 @@ def _check_labeled_indices(indices, y: np.ndarray, in_pool: np.ndarray) -> np.nd
     idx = _as_index_array(indices, "labeled_indices")
     bad = idx[(idx < 0) | (idx >= y.size)]
     if bad.size:
-        raise ValueError(f"labeled_indices has {bad.size} index(es) out of range [0, {y.size}), "
-                         f"e.g. {int(bad[0])}")
+        raise ValueError(f"labeled_indices has {bad.size} index(es) out of range [0, {y.size}), e.g. {int(bad[0])}")
     values, counts = np.unique(idx, return_counts=True)
     if (counts > 1).any():
         dup = values[counts > 1]
         raise ValueError(f"labeled_indices has {dup.size} duplicated index(es), e.g. {int(dup[0])}")
     outside = idx[~in_pool[idx]]
     if outside.size:
-        raise ValueError(f"labeled_indices contains index {int(outside[0])} of class "
-                         f"{int(y[outside[0]])}, which is not among the classes used")
+        raise ValueError(
+            f"labeled_indices contains index {int(outside[0])} of class "
+            f"{int(y[outside[0]])}, which is not among the classes used"
+        )
     return idx.copy()
 
 
@@ -350,8 +364,16 @@ def binary_task(dataset, positive, negative):
     note = f"binary task: {names[0]} (label 0, paper A class 1) vs {names[1]} (label 1, class 2)."
     previous = dataset.notes.rstrip()
     notes = note if not previous else f"{previous}{' ' if previous.endswith('.') else '; '}{note}"
-    return Dataset(name=f"{dataset.name}_{names[0]}v{names[1]}", X=X, y=y, X_test=X_test, y_test=y_test,
-                   classes=names, source=dataset.source, notes=notes)
+    return Dataset(
+        name=f"{dataset.name}_{names[0]}v{names[1]}",
+        X=X,
+        y=y,
+        X_test=X_test,
+        y_test=y_test,
+        classes=names,
+        source=dataset.source,
+        notes=notes,
+    )
 
 
 def _class_index(dataset, cls, name: str) -> int:
@@ -378,10 +400,8 @@ PAPER_A_REGIMES = {
     },
     10: {
         "balanced": {200: [20] * 10, 500: [50] * 10, 1500: [150] * 10},
-        "mild": {500: [102, 82, 71, 61, 51, 41, 31, 26, 20, 15],
-                 1500: [306, 245, 214, 184, 153, 122, 92, 77, 61, 46]},
-        "severe": {500: [200, 120, 72, 44, 26, 16, 10, 6, 4, 2],
-                   1500: [600, 360, 216, 132, 78, 48, 30, 18, 12, 6]},
+        "mild": {500: [102, 82, 71, 61, 51, 41, 31, 26, 20, 15], 1500: [306, 245, 214, 184, 153, 122, 92, 77, 61, 46]},
+        "severe": {500: [200, 120, 72, 44, 26, 16, 10, 6, 4, 2], 1500: [600, 360, 216, 132, 78, 48, 30, 18, 12, 6]},
     },
 }
 
@@ -409,8 +429,10 @@ def paper_a_regime(num_classes: int, regime: str, total: int) -> list:
     if regime not in regimes:
         raise ValueError(f"regime must be one of {sorted(regimes)}, got {regime!r}")
     if total not in regimes[regime]:
-        raise ValueError(f"paper A has no {regime} regime with total {total!r} for {num_classes} classes; "
-                         f"totals are {sorted(regimes[regime])}")
+        raise ValueError(
+            f"paper A has no {regime} regime with total {total!r} for {num_classes} classes; "
+            f"totals are {sorted(regimes[regime])}"
+        )
     return list(regimes[regime][total])
 
 
@@ -445,18 +467,19 @@ class OODSplit(Split):
 #: CIFAR-10 ID = bird, cat, deer, dog, frog, horse (indices 2..7), OOD = airplane, automobile, ship,
 #: truck (0, 1, 8, 9); MNIST "classes 1-6" (1-based) = digits 0..5 are ID, digits 6..9 OOD.
 OOD_PRESETS = {
-    "cifar10": dict(id_classes=(2, 3, 4, 5, 6, 7), ood_classes=(0, 1, 8, 9), n_labeled_per_class=400,
-                    n_unlabeled=20000, n_val=5000),
-    "mnist": dict(id_classes=(0, 1, 2, 3, 4, 5), ood_classes=(6, 7, 8, 9), n_labeled_per_class=10,
-                  n_unlabeled=30000, n_val=10000),
+    "cifar10": dict(
+        id_classes=(2, 3, 4, 5, 6, 7), ood_classes=(0, 1, 8, 9), n_labeled_per_class=400, n_unlabeled=20000, n_val=5000
+    ),
+    "mnist": dict(
+        id_classes=(0, 1, 2, 3, 4, 5), ood_classes=(6, 7, 8, 9), n_labeled_per_class=10, n_unlabeled=30000, n_val=10000
+    ),
 }
 
 #: Paper C §4: OOD ratios of the robust-SSL figure.
 PAPER_C_OOD_RATIOS = (0.25, 0.5, 0.75)
 
 
-def ood_split(y, id_classes, ood_classes, n_labeled_per_class, n_unlabeled, ood_ratio, *, n_val=0,
-              seed) -> OODSplit:
+def ood_split(y, id_classes, ood_classes, n_labeled_per_class, n_unlabeled, ood_ratio, *, n_val=0, seed) -> OODSplit:
     """Paper C §4 "robust SSL with OOD": labeled data from ID classes, unlabeled data mixed with OOD.
 
     Interpretation of the paper (terse; App. F Table 3 gives the sizes):
@@ -510,19 +533,32 @@ def ood_split(y, id_classes, ood_classes, n_labeled_per_class, n_unlabeled, ood_
     rng = np.random.default_rng(seed)
     available = np.isin(y, id_classes)
     val = _draw_random(rng, available, n_val, "n_val", "in the ID classes")
-    labeled = _draw_per_class(rng, y, available, counts, "n_labeled_per_class",
-                              "after drawing the validation set")
-    u_in = _draw_random(rng, available, n_in, f"the ID part of the unlabeled set ({n_in} = "
-                        f"n_unlabeled - {n_ood} OOD)",
-                        "in the ID classes after drawing validation and labeled sets")
-    u_ood = _draw_random(rng, np.isin(y, ood_classes), n_ood,
-                         f"the OOD part of the unlabeled set ({n_ood} = round(ood_ratio * "
-                         f"n_unlabeled) = round({ood_ratio} * {n_unlabeled}))",
-                         "in the OOD classes")
+    labeled = _draw_per_class(rng, y, available, counts, "n_labeled_per_class", "after drawing the validation set")
+    u_in = _draw_random(
+        rng,
+        available,
+        n_in,
+        f"the ID part of the unlabeled set ({n_in} = n_unlabeled - {n_ood} OOD)",
+        "in the ID classes after drawing validation and labeled sets",
+    )
+    u_ood = _draw_random(
+        rng,
+        np.isin(y, ood_classes),
+        n_ood,
+        f"the OOD part of the unlabeled set ({n_ood} = round(ood_ratio * "
+        f"n_unlabeled) = round({ood_ratio} * {n_unlabeled}))",
+        "in the OOD classes",
+    )
     unlabeled = np.sort(np.concatenate([u_in, u_ood]))
     label_map = {int(c): i for i, c in enumerate(id_classes)}
-    return OODSplit(labeled=labeled, unlabeled=unlabeled, val=val, test=np.zeros(0, dtype=np.int64),
-                    label_map=label_map, unlabeled_is_ood=np.isin(y[unlabeled], ood_classes))
+    return OODSplit(
+        labeled=labeled,
+        unlabeled=unlabeled,
+        val=val,
+        test=np.zeros(0, dtype=np.int64),
+        label_map=label_map,
+        unlabeled_is_ood=np.isin(y[unlabeled], ood_classes),
+    )
 
 
 #: Paper C §4 / App. F Table 4: CIFAR-10 class-imbalance preset,
@@ -542,8 +578,9 @@ def _imbalance_counts(total: int, ratio: float, minority: np.ndarray, majority: 
     return counts
 
 
-def imbalanced_split(y, imbalance_ratio, *, n_labeled, n_unlabeled, imbalanced_classes=(0, 1, 2, 3, 4),
-                     n_val=0, classes=None, seed) -> Split:
+def imbalanced_split(
+    y, imbalance_ratio, *, n_labeled, n_unlabeled, imbalanced_classes=(0, 1, 2, 3, 4), n_val=0, classes=None, seed
+) -> Split:
     """Paper C §4 "robust SSL with class imbalance", in both the labeled and the unlabeled set.
 
     Interpretation of the paper (terse; App. F Table 4 gives the sizes):
@@ -575,8 +612,7 @@ def imbalanced_split(y, imbalance_ratio, *, n_labeled, n_unlabeled, imbalanced_c
     minority = _check_class_list(imbalanced_classes, "imbalanced_classes")
     missing = np.setdiff1d(minority, classes)
     if missing.size:
-        raise ValueError(f"imbalanced_classes {missing.tolist()} are not among the classes used "
-                         f"{classes.tolist()}")
+        raise ValueError(f"imbalanced_classes {missing.tolist()} are not among the classes used {classes.tolist()}")
     majority = np.setdiff1d(classes, minority)
     if majority.size == 0:
         raise ValueError("every class is in imbalanced_classes; at least one balanced class is needed")
@@ -588,9 +624,20 @@ def imbalanced_split(y, imbalance_ratio, *, n_labeled, n_unlabeled, imbalanced_c
     rng = np.random.default_rng(seed)
     available = np.isin(y, classes)
     val = _draw_random(rng, available, n_val, "n_val", "in the pool")
-    labeled = _draw_per_class(rng, y, available, _imbalance_counts(n_labeled, ratio, minority, majority),
-                              "labeled set", "after drawing the validation set")
-    unlabeled = _draw_per_class(rng, y, available,
-                                _imbalance_counts(n_unlabeled, ratio, minority, majority),
-                                "unlabeled set", "after drawing validation and labeled sets")
+    labeled = _draw_per_class(
+        rng,
+        y,
+        available,
+        _imbalance_counts(n_labeled, ratio, minority, majority),
+        "labeled set",
+        "after drawing the validation set",
+    )
+    unlabeled = _draw_per_class(
+        rng,
+        y,
+        available,
+        _imbalance_counts(n_unlabeled, ratio, minority, majority),
+        "unlabeled set",
+        "after drawing validation and labeled sets",
+    )
     return Split(labeled=labeled, unlabeled=unlabeled, val=val, test=np.zeros(0, dtype=np.int64))

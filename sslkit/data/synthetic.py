@@ -78,8 +78,7 @@ def gaussian_pair(n, *, prior=None, seed):
         if len(n) != 2:
             raise ValueError(f"n must be an int or a pair (n_1, n_2), got {n!r}")
         if prior is not None:
-            raise ValueError("prior applies to mixture samples (n an int), "
-                             "not to per-class counts (n_1, n_2)")
+            raise ValueError("prior applies to mixture samples (n an int), not to per-class counts (n_1, n_2)")
         counts = [check_count(n[0], "n[0] (n_1)"), check_count(n[1], "n[1] (n_2)")]
         y = np.repeat(np.array([0, 1], dtype=np.int64), counts)
     else:
@@ -145,7 +144,7 @@ RDSS_TOY_SPECS = {
 
 def _uniform_annulus(rng, m: int, r_in: float, r_out: float) -> np.ndarray:
     # Uniform in area: r^2 is uniform on [r_in^2, r_out^2]; the angle is uniform.
-    r = np.sqrt(rng.uniform(r_in ** 2, r_out ** 2, size=m))
+    r = np.sqrt(rng.uniform(r_in**2, r_out**2, size=m))
     angle = rng.uniform(0.0, 2.0 * np.pi, size=m)
     return np.column_stack([r * np.cos(angle), r * np.sin(angle)])
 
@@ -170,11 +169,14 @@ def rdss_toy_distribution(name: str, n: int, *, seed):
         def component(rng, k, m):
             return means[k] + stds[k] * rng.standard_normal((m, 2))
     elif name == "uniform1":
+
         def component(rng, k, m):
             return _uniform_annulus(rng, m, *spec["radii"][k])
     else:
+
         def component(rng, k, m):
             return rng.uniform(*spec["box"], size=(m, 2))
+
     return _sample_mixture(rng, n, spec["weights"], component)
 
 

@@ -57,6 +57,8 @@ def _matrix(X, name: str) -> np.ndarray:
     bad = ~np.isfinite(X)
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise ValueError(f"{name} contains NaN or infinite values ({int(bad.sum())} entries, first at row {r}, "
-                         f"column {c}); impute or drop them before standardising")
+        raise ValueError(
+            f"{name} contains NaN or infinite values ({int(bad.sum())} entries, first at row {r}, "
+            f"column {c}); impute or drop them before standardising"
+        )
     return X

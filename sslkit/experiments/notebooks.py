@@ -57,11 +57,11 @@ def front_matter(path) -> dict:
     text = Path(path).read_text(encoding="utf-8")
     if not text.startswith("---\n"):
         return {}
-    header = yaml.safe_load(text[4:text.index("\n---\n", 3)]) or {}
+    header = yaml.safe_load(text[4 : text.index("\n---\n", 3)]) or {}
     return header.get("sslkit") or {}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def registry() -> tuple[NotebookSpec, ...]:
     """Every ``notebooks/*.md`` of the repository whose front matter's ``sslkit:`` block has a ``title``, by
     paper then name. Empty where the notebooks are not shipped (an installed wheel)."""
@@ -70,9 +70,17 @@ def registry() -> tuple[NotebookSpec, ...]:
         meta = front_matter(md)
         if "title" not in meta:
             continue
-        specs.append(NotebookSpec(name=md.stem.replace("_", "-"), path=f"notebooks/{md.name}", title=meta["title"],
-                                  paper=str(meta.get("paper", "-")), gpu_recommended=bool(meta.get("gpu_recommended")),
-                                  nbval=meta.get("nbval", "lax"), targets=tuple(meta.get("targets", ()))))
+        specs.append(
+            NotebookSpec(
+                name=md.stem.replace("_", "-"),
+                path=f"notebooks/{md.name}",
+                title=meta["title"],
+                paper=str(meta.get("paper", "-")),
+                gpu_recommended=bool(meta.get("gpu_recommended")),
+                nbval=meta.get("nbval", "lax"),
+                targets=tuple(meta.get("targets", ())),
+            )
+        )
     return tuple(sorted(specs, key=lambda s: (s.paper, s.name)))
 
 
@@ -90,15 +98,19 @@ def get_notebook(name) -> NotebookSpec:
     raise ValueError(f"unknown notebook {name!r}; reproducible notebooks: {names}")
 
 
-_NOT_SHIPPED = ("the notebooks ship with the sslkit git repository, not with the installed package (wheel): "
-                "clone the repository and install it with `pip install -e .` from its root")
+_NOT_SHIPPED = (
+    "the notebooks ship with the sslkit git repository, not with the installed package (wheel): "
+    "clone the repository and install it with `pip install -e .` from its root"
+)
 
 
 def notebook_path(spec: NotebookSpec) -> Path:
     """Absolute path of the notebook's source; ``FileNotFoundError`` explaining where notebooks live."""
     path = repo_root() / spec.path
     if not path.is_file():
-        raise FileNotFoundError(f"notebook {spec.name!r} not found at {path}. The n{_NOT_SHIPPED[1:]}, then run this again.")
+        raise FileNotFoundError(
+            f"notebook {spec.name!r} not found at {path}. The n{_NOT_SHIPPED[1:]}, then run this again."
+        )
     return path
 
 
@@ -130,7 +142,9 @@ def notebook_parameters(source, where=None) -> dict:
         raise ValueError(f"the parameters cell of {where or source} is not valid Python: {exc}") from exc
     params = {}
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         if getattr(node, "value", None) is None:
             continue
         for target in targets:

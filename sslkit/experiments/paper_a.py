@@ -43,13 +43,14 @@ import dataclasses
 import functools
 import re
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
 from sslkit._checks import check_count, check_seed
-from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
+from sslkit.experiments.paper_numbers import load as load_paper_numbers
+from sslkit.experiments.paper_numbers import mean_std
 
 # ------------------------------------------------------------------------------------------------------
 # datasets and settings
@@ -71,8 +72,15 @@ TEN_CLASS = ("mnist", "digits", "cifar10")
 TABLE1_SETTINGS = ("(15,45)", "(30,30)", "(50,150)", "(100,100)")
 #: Multiclass regimes of Table 2 (7 classes; MNIST uses its own totals, see :data:`TABLE2_SETTINGS_MNIST`).
 TABLE2_SETTINGS = ("Bal. (70)", "Bal. (140)", "Bal. (350)", "Mild (140)", "Mild (350)", "Sev. (140)", "Sev. (350)")
-TABLE2_SETTINGS_MNIST = ("Bal. (200)", "Bal. (500)", "Bal. (1500)", "Mild (500)", "Mild (1500)", "Sev. (500)",
-                         "Sev. (1500)")
+TABLE2_SETTINGS_MNIST = (
+    "Bal. (200)",
+    "Bal. (500)",
+    "Bal. (1500)",
+    "Mild (500)",
+    "Mild (1500)",
+    "Sev. (500)",
+    "Sev. (1500)",
+)
 
 TABLE1_METHODS = ("Sup.", "PNU", "Ours (Iter)", "PL", "VAT")
 TABLE2_METHODS = ("Sup.", "Ours (Iter)", "Ours (EC)", "PL", "VAT")
@@ -87,10 +95,30 @@ VAT_EPS = {"tabular": (0.2, 0.5, 1.0, 2.0), "image": (0.5, 1.0, 2.0, 4.0)}
 
 #: Training protocol of App. C, and the shortened one of ``scale="quick"``.
 PROTOCOL = {
-    "paper": dict(epochs=200, patience=20, min_delta=1e-4, warmup_epochs=20, lr=1e-3, weight_decay=1e-4, batch_size=64,
-                  unlabeled_batch_size=256, n_unlabeled_image=5000, n_unlabeled_multiclass=5000),
-    "quick": dict(epochs=30, patience=8, min_delta=1e-4, warmup_epochs=5, lr=1e-3, weight_decay=1e-4, batch_size=64,
-                  unlabeled_batch_size=256, n_unlabeled_image=1000, n_unlabeled_multiclass=1000),
+    "paper": dict(
+        epochs=200,
+        patience=20,
+        min_delta=1e-4,
+        warmup_epochs=20,
+        lr=1e-3,
+        weight_decay=1e-4,
+        batch_size=64,
+        unlabeled_batch_size=256,
+        n_unlabeled_image=5000,
+        n_unlabeled_multiclass=5000,
+    ),
+    "quick": dict(
+        epochs=30,
+        patience=8,
+        min_delta=1e-4,
+        warmup_epochs=5,
+        lr=1e-3,
+        weight_decay=1e-4,
+        batch_size=64,
+        unlabeled_batch_size=256,
+        n_unlabeled_image=1000,
+        n_unlabeled_multiclass=1000,
+    ),
 }
 
 
@@ -139,8 +167,10 @@ def labeled_counts(dataset: str, setting) -> list:
         return [int(m.group(1)), int(m.group(2))]
     m = re.fullmatch(r"(Bal\.|Mild|Sev\.)\s*\(\s*(\d+)\s*\)", str(setting))
     if not m:
-        raise ValueError(f"setting of multiclass dataset {dataset!r} must look like 'Bal. (70)', 'Mild (140)' or "
-                         f"'Sev. (350)', got {setting!r}")
+        raise ValueError(
+            f"setting of multiclass dataset {dataset!r} must look like 'Bal. (70)', 'Mild (140)' or "
+            f"'Sev. (350)', got {setting!r}"
+        )
     k = 10 if dataset in TEN_CLASS else 7
     return paper_a_regime(k, _REGIME_NAMES[m.group(1)], int(m.group(2)))
 
@@ -251,8 +281,7 @@ def _stratified_holdout(y: np.ndarray, fraction: float, seed: int) -> np.ndarray
     return np.sort(np.concatenate(out)).astype(np.int64)
 
 
-def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, n_val: int,
-               data_root=None) -> Task:
+def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, n_val: int, data_root=None) -> Task:
     """Draw the data of one run (paper A §6.2, App. C); see the module docstring for every choice.
 
     Parameters
@@ -279,7 +308,7 @@ def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, 
     k = ds.num_classes
     if isinstance(labeled_per_class, str):
         counts = labeled_counts(dataset, labeled_per_class)
-        if dataset in TABLE2_DATASETS and len(counts) == k:   # the regime's "class 1" -> our class index
+        if dataset in TABLE2_DATASETS and len(counts) == k:  # the regime's "class 1" -> our class index
             counts = to_class_order(dataset, ds.classes, counts)
     else:
         counts = [check_count(c, "labeled_per_class[]") for c in labeled_per_class]
@@ -304,16 +333,19 @@ def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, 
     lab_split = make_split(y_pool[rest], used, seed=int(np.random.default_rng([seed, 2]).integers(2**31)))
     labeled = rest[lab_split.labeled]
     if n_unlabeled > rest.size:
-        raise ValueError(f"n_unlabeled={n_unlabeled} is larger than the unlabeled pool of {dataset} "
-                         f"({rest.size} rows after the validation and test sets)")
+        raise ValueError(
+            f"n_unlabeled={n_unlabeled} is larger than the unlabeled pool of {dataset} "
+            f"({rest.size} rows after the validation and test sets)"
+        )
     unlabeled = np.sort(np.random.default_rng([seed, 3]).choice(rest, size=n_unlabeled, replace=False))
     idx = {"labeled": pool[labeled], "unlabeled": pool[unlabeled], "val": pool[val], "test": test_rows}
 
     X = ds.X
     X_test_src, y_test = (ds.X_test, np.asarray(ds.y_test, np.int64)) if official else (X[test_rows], y_all[test_rows])
     if dataset in TABULAR:
-        _, Xl, Xu, Xv, Xt = standardize(X[pool[rest]], X[idx["labeled"]], X[idx["unlabeled"]], X[idx["val"]],
-                                        X_test_src)
+        _, Xl, Xu, Xv, Xt = standardize(
+            X[pool[rest]], X[idx["labeled"]], X[idx["unlabeled"]], X[idx["val"]], X_test_src
+        )
         to = lambda a: torch.as_tensor(a, dtype=torch.float32)  # noqa: E731
         Xl, Xu, Xv, Xt = to(Xl), to(Xu), to(Xv), to(Xt)
         d = X.shape[1]
@@ -329,10 +361,23 @@ def build_task(dataset: str, labeled_per_class, seed: int, *, n_unlabeled: int, 
         factory = functools.partial(net, k)
         shape = tuple(Xl.shape[1:])
     lab = lambda a: torch.as_tensor(np.asarray(a, np.int64))  # noqa: E731
-    return Task(dataset=dataset, X_l=Xl, y_l=lab(y_all[idx["labeled"]]), X_u=Xu, X_val=Xv,
-                y_val=lab(y_all[idx["val"]]), X_test=Xt, y_test=lab(y_test), prior=prior, num_classes=k,
-                input_shape=shape, labeled_counts=[int(c) for c in np.bincount(y_all[idx["labeled"]], minlength=k)],
-                official_test=official, indices=idx, model_factory=factory)
+    return Task(
+        dataset=dataset,
+        X_l=Xl,
+        y_l=lab(y_all[idx["labeled"]]),
+        X_u=Xu,
+        X_val=Xv,
+        y_val=lab(y_all[idx["val"]]),
+        X_test=Xt,
+        y_test=lab(y_test),
+        prior=prior,
+        num_classes=k,
+        input_shape=shape,
+        labeled_counts=[int(c) for c in np.bincount(y_all[idx["labeled"]], minlength=k)],
+        official_test=official,
+        indices=idx,
+        model_factory=factory,
+    )
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -419,21 +464,51 @@ def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto",
     start = time.perf_counter()
     seed_everything(seed)
     model = task.make_model()
-    stopping = EarlyStopping(patience=p["patience"], min_delta=p["min_delta"],
-                             start_epoch=getattr(algorithm, "warmup_epochs", 0) or 0, watch_warmup=watch_warmup)
-    trainer = Trainer(model, algorithm, device=device, optimizer="adam", lr=p["lr"], weight_decay=p["weight_decay"],
-                      epochs=p["epochs"], batch_size=p["batch_size"], unlabeled_batch_size=p["unlabeled_batch_size"],
-                      early_stopping=stopping, seed=seed, progress=False, num_classes=task.num_classes)
+    stopping = EarlyStopping(
+        patience=p["patience"],
+        min_delta=p["min_delta"],
+        start_epoch=getattr(algorithm, "warmup_epochs", 0) or 0,
+        watch_warmup=watch_warmup,
+    )
+    trainer = Trainer(
+        model,
+        algorithm,
+        device=device,
+        optimizer="adam",
+        lr=p["lr"],
+        weight_decay=p["weight_decay"],
+        epochs=p["epochs"],
+        batch_size=p["batch_size"],
+        unlabeled_batch_size=p["unlabeled_batch_size"],
+        early_stopping=stopping,
+        seed=seed,
+        progress=False,
+        num_classes=task.num_classes,
+    )
     trainer.fit(task.X_l, task.y_l, task.X_u, task.X_val, task.y_val)
-    metrics = {"test_acc": 100.0 * trainer.score(task.X_test, task.y_test),
-               "best_val_acc": 100.0 * float(trainer.best_val_acc_), "epochs": int(trainer.epochs_run_),
-               "best_epoch": int(trainer.best_epoch_), "seconds": round(time.perf_counter() - start, 3),
-               "n_labeled": task.labeled_counts}
+    metrics = {
+        "test_acc": 100.0 * trainer.score(task.X_test, task.y_test),
+        "best_val_acc": 100.0 * float(trainer.best_val_acc_),
+        "epochs": int(trainer.epochs_run_),
+        "best_epoch": int(trainer.best_epoch_),
+        "seconds": round(time.perf_counter() - start, 3),
+        "n_labeled": task.labeled_counts,
+    }
     return metrics, trainer
 
 
-def run_one(dataset: str, setting, method: str, seed: int, *, scale: str = "paper", device="auto", hyper=None,
-            data_root=None, return_trainer: bool = False):
+def run_one(
+    dataset: str,
+    setting,
+    method: str,
+    seed: int,
+    *,
+    scale: str = "paper",
+    device="auto",
+    hyper=None,
+    data_root=None,
+    return_trainer: bool = False,
+):
     """One run of paper A §6.2: build the task, train ``method`` with App. C's protocol, score the test set.
 
     Protocol (``scale="paper"``): Adam (lr 1e-3, weight decay 1e-4), at most 200 epochs (an epoch = one pass
@@ -453,8 +528,9 @@ def run_one(dataset: str, setting, method: str, seed: int, *, scale: str = "pape
         raise ValueError("PNU is binary only (paper A §6.2): use it on a Table 1 dataset")
     if method in ("PL", "VAT") and hyper is None:
         raise ValueError(f"{method} needs hyper= (one of {hyper_grid(dataset, method)})")
-    task = build_task(dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
-                      data_root=data_root)
+    task = build_task(
+        dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset), data_root=data_root
+    )
     algo = METHODS[method](task.prior, hyper, np.asarray(task.labeled_counts), PROTOCOL[scale]["warmup_epochs"])
     metrics, trainer = fit_task(task, algo, seed, scale=scale, device=device)
     return (metrics, trainer) if return_trainer else metrics
@@ -464,8 +540,9 @@ def run_one(dataset: str, setting, method: str, seed: int, *, scale: str = "pape
 REGIME_ORDERS = ("label encoder (the tables)", "data file", "most frequent first")
 
 
-def run_order_variant(dataset: str, setting: str, order: str, seed: int, *, scale: str = "paper", device="auto",
-                      data_root=None) -> dict:
+def run_order_variant(
+    dataset: str, setting: str, order: str, seed: int, *, scale: str = "paper", device="auto", data_root=None
+) -> dict:
     """Sup. on a Table 2 regime whose counts are placed on the classes in ``order`` (:data:`REGIME_ORDERS`):
     :func:`regime_class_order` (the tables), the data file's class order, or by falling class frequency.
     Same task and protocol as :func:`run_one` otherwise; the metrics of :func:`fit_task` plus ``counts``."""
@@ -482,8 +559,9 @@ def run_order_variant(dataset: str, setting: str, order: str, seed: int, *, scal
     else:
         ranks = [int(c) for c in np.argsort(-np.bincount(np.asarray(ds.y), minlength=ds.num_classes), kind="stable")]
     counts = _placed(base, ranks)
-    task = build_task(dataset, counts, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
-                      data_root=data_root)
+    task = build_task(
+        dataset, counts, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset), data_root=data_root
+    )
     algo = METHODS["Sup."](task.prior, None, np.asarray(task.labeled_counts), PROTOCOL[scale]["warmup_epochs"])
     metrics, _ = fit_task(task, algo, seed, scale=scale, device=device)
     return {**metrics, "counts": [int(c) for c in counts]}
@@ -495,8 +573,18 @@ def run_order_variant(dataset: str, setting: str, order: str, seed: int, *, scal
 SUPERVISED_TERMS = ("cross-entropy (the tables)", "PN risk (Sup.'s)")
 
 
-def run_supervised_term_variant(dataset: str, setting, method: str, hyper, term: str, seed: int, *,
-                                scale: str = "paper", device="auto", data_root=None) -> dict:
+def run_supervised_term_variant(
+    dataset: str,
+    setting,
+    method: str,
+    hyper,
+    term: str,
+    seed: int,
+    *,
+    scale: str = "paper",
+    device="auto",
+    data_root=None,
+) -> dict:
     """PL or VAT (``hyper``: threshold / ε from :func:`hyper_grid`) with the supervised term ``term`` of
     :data:`SUPERVISED_TERMS`; same task and protocol as :func:`run_one` (the first term is exactly run_one)."""
     from sslkit.algorithms.pseudo_label import PseudoLabel
@@ -508,8 +596,9 @@ def run_supervised_term_variant(dataset: str, setting, method: str, hyper, term:
         raise ValueError(f"term must be one of {SUPERVISED_TERMS}, got {term!r}")
     if hyper not in hyper_grid(dataset, method):
         raise ValueError(f"hyper must be one of {hyper_grid(dataset, method)} for {method} on {dataset}, got {hyper!r}")
-    task = build_task(dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
-                      data_root=data_root)
+    task = build_task(
+        dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset), data_root=data_root
+    )
     prior = None if term == SUPERVISED_TERMS[0] else task.prior
     if method == "PL":
         algo = PseudoLabel(threshold=float(hyper), warmup_epochs=PROTOCOL[scale]["warmup_epochs"], prior=prior)
@@ -531,8 +620,9 @@ ITER_VARIANTS = {
 }
 
 
-def run_iter_variant(dataset: str, setting, variant: str, seed: int, *, scale: str = "paper", device="auto",
-                     data_root=None) -> dict:
+def run_iter_variant(
+    dataset: str, setting, variant: str, seed: int, *, scale: str = "paper", device="auto", data_root=None
+) -> dict:
     """One run of Ours (Iter) under a variant of :data:`ITER_VARIANTS` (same task and protocol as
     :func:`run_one`); the metrics dict of :func:`fit_task` plus ``a_final`` (the last a)."""
     from sslkit.algorithms.risk_rewrite import OursIter
@@ -541,10 +631,16 @@ def run_iter_variant(dataset: str, setting, variant: str, seed: int, *, scale: s
         raise ValueError(f"variant must be one of {tuple(ITER_VARIANTS)}, got {variant!r}")
     options = dict(ITER_VARIANTS[variant])
     watch = options.pop("watch_warmup", False)
-    task = build_task(dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
-                      data_root=data_root)
-    algo = OursIter(task.prior, n_per_class=np.asarray(task.labeled_counts), rare_class_rows="labeled",
-                    warmup_epochs=PROTOCOL[scale]["warmup_epochs"], **options)
+    task = build_task(
+        dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset), data_root=data_root
+    )
+    algo = OursIter(
+        task.prior,
+        n_per_class=np.asarray(task.labeled_counts),
+        rare_class_rows="labeled",
+        warmup_epochs=PROTOCOL[scale]["warmup_epochs"],
+        **options,
+    )
     metrics, _ = fit_task(task, algo, seed, scale=scale, device=device, watch_warmup=watch)
     return {**metrics, "a_final": [float(v) for v in algo.a_]}
 
@@ -577,15 +673,18 @@ def select_hyper(records, metric: str = "best_val_acc") -> list:
     for r in records:
         c = r["config"]
         groups.setdefault((c["dataset"], c["setting"], c["method"]), {}).setdefault(
-            json_key(c.get("hyper")), []).append(r)
+            json_key(c.get("hyper")), []
+        ).append(r)
     kept = []
     for _, by_hyper in groups.items():
         # compare the values on the seeds every value has finished (a sweep may be cut off mid-grid)
         common = set.intersection(*({r["seed"] for r in recs} for recs in by_hyper.values()))
         if not common:  # no seed shared by every value yet: use what each value has
             common = {r["seed"] for recs in by_hyper.values() for r in recs}
-        score = {h: np.mean([r["metrics"][metric] for r in recs if r["seed"] in common] or [-np.inf])
-                 for h, recs in by_hyper.items()}
+        score = {
+            h: np.mean([r["metrics"][metric] for r in recs if r["seed"] in common] or [-np.inf])
+            for h, recs in by_hyper.items()
+        }
         best = max(by_hyper, key=lambda h: score[h])
         for r in by_hyper[best]:
             if r["seed"] not in common:
@@ -603,6 +702,7 @@ def json_key(v):
 # the paper's numbers
 # ------------------------------------------------------------------------------------------------------
 
+
 def _method_cells(name: str) -> dict:
     out: dict = {}
     for r in load_paper_numbers(name):
@@ -610,7 +710,8 @@ def _method_cells(name: str) -> dict:
     return out
 
 
-#: Paper A, Table 1 (binary; test accuracy %, mean ± std over 30 seeds): ``{(dataset, setting): {method: (mean, std)}}``.
+#: Paper A, Table 1 (binary; test accuracy %, mean ± std over 30 seeds): ``{(dataset, setting): {method: (mean,
+#: std)}}``.
 PAPER_TABLE1 = _method_cells("a_table1")
 #: Paper A, Table 2 (multiclass; test accuracy %, mean ± std over 30 seeds).
 PAPER_TABLE2 = _method_cells("a_table2")
@@ -623,8 +724,19 @@ PAPER_TABLE2 = _method_cells("a_table2")
 TABLE_NOTEBOOKS = {1: "a_table1", 2: "a_table2"}
 
 
-def run_table(table: int, datasets, seeds, *, scale="paper", device="auto", settings=None, methods=None,
-              hyper=True, results_dir=None, progress=False) -> list:
+def run_table(
+    table: int,
+    datasets,
+    seeds,
+    *,
+    scale="paper",
+    device="auto",
+    settings=None,
+    methods=None,
+    hyper=True,
+    results_dir=None,
+    progress=False,
+) -> list:
     """Run (or resume) the grid of Table ``table`` (1 or 2) into ``results_path(a_table{table}, scale)``.
 
     Every finished run is one JSON line (:func:`sslkit.experiments.run_grid`), so a killed sweep loses
@@ -648,11 +760,11 @@ def run_table(table: int, datasets, seeds, *, scale="paper", device="auto", sett
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return run_grid(fn, grid, path, seeds=seeds, scale=scale, progress=progress,
-                        hardware=hardware_summary(device))
+        return run_grid(fn, grid, path, seeds=seeds, scale=scale, progress=progress, hardware=hardware_summary(device))
 
 
 # --------------------------------------------------------------------------- the supervised baseline page
+
 
 @functools.cache
 def baseline_dataset(name: str):
@@ -681,9 +793,22 @@ def supervised_baseline_run(dataset: str, n1: int, n2: int, seed: int, *, device
     _, X_l, X_val, X_test = standardize(ds.X[train_rows], ds.X[split.labeled], ds.X[split.val], ds.X[split.test])
     seed_everything(seed)
     model = MLP(ds.X.shape[1], 2, hidden=PAPER_A_MLP_HIDDEN[dataset], dropout=0.2)
-    trainer = Trainer(model, Supervised(), device=device, optimizer="adam", lr=1e-3, weight_decay=1e-4, epochs=200,
-                      batch_size=64, early_stopping=EarlyStopping(patience=20, min_delta=1e-4), seed=seed,
-                      progress=False)
+    trainer = Trainer(
+        model,
+        Supervised(),
+        device=device,
+        optimizer="adam",
+        lr=1e-3,
+        weight_decay=1e-4,
+        epochs=200,
+        batch_size=64,
+        early_stopping=EarlyStopping(patience=20, min_delta=1e-4),
+        seed=seed,
+        progress=False,
+    )
     trainer.fit(X_l, ds.y[split.labeled], X_val=X_val, y_val=ds.y[split.val])
-    return {"test_acc": 100 * trainer.score(X_test, ds.y[split.test]), "best_epoch": trainer.best_epoch_,
-            "epochs": trainer.epochs_run_}
+    return {
+        "test_acc": 100 * trainer.score(X_test, ds.y[split.test]),
+        "best_epoch": trainer.best_epoch_,
+        "epochs": trainer.epochs_run_,
+    }

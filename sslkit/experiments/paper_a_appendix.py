@@ -38,21 +38,32 @@ Choices where Appendix D is silent (also stated in the notebooks ``a_fixmatch`` 
 
 from __future__ import annotations
 
-
 import numpy as np
 import torch
 
 from sslkit._checks import check_count, check_seed
 from sslkit.experiments import paper_a
-from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
+from sslkit.experiments.paper_numbers import load as load_paper_numbers
+from sslkit.experiments.paper_numbers import mean_std
 
 FIXMATCH_THRESHOLDS = (0.8, 0.9, 0.95)
 #: Table 3's binary rows -> Table 1's settings (n_1, n_2).
-TABLE3_BINARY_SETTINGS = {"Bal. (60)": "(30,30)", "Bal. (200)": "(100,100)", "Imb. (60)": "(15,45)",
-                          "Imb. (200)": "(50,150)"}
+TABLE3_BINARY_SETTINGS = {
+    "Bal. (60)": "(30,30)",
+    "Bal. (200)": "(100,100)",
+    "Imb. (60)": "(15,45)",
+    "Imb. (200)": "(50,150)",
+}
 TABLE3_DATASETS = ("adult", "banknote", "mnist_4v9", "breast_cancer", "credit_default", "mnist")
-TABLE3_MNIST_SETTINGS = ("Bal. (200)", "Bal. (500)", "Bal. (1500)", "Mild (500)", "Mild (1500)", "Sev. (500)",
-                         "Sev. (1500)")
+TABLE3_MNIST_SETTINGS = (
+    "Bal. (200)",
+    "Bal. (500)",
+    "Bal. (1500)",
+    "Mild (500)",
+    "Mild (1500)",
+    "Sev. (500)",
+    "Sev. (1500)",
+)
 #: Table 4: covariance examples per class.
 COV_SIZES = (1, 2, 3, 5, 10, 20, 50, 100, 1000)
 NN_MODES = ("on", "off")
@@ -65,6 +76,7 @@ build_task, n_val_of, n_unlabeled_of = paper_a.build_task, paper_a.n_val_of, pap
 # data: Table 3's settings, extra rows of a task's source and its image statistics
 # ------------------------------------------------------------------------------------------------------
 
+
 def table3_setting(dataset: str, setting: str) -> str:
     """Table 3's row label -> the setting :func:`paper_a.build_task` understands ("Imb. (60)" -> "(15,45)");
     explicit per-class counts (a list, e.g. ``[45, 15]``) are passed through."""
@@ -72,8 +84,9 @@ def table3_setting(dataset: str, setting: str) -> str:
         return [check_count(c, "setting[]") for c in setting]
     if dataset in paper_a.TABLE1_DATASETS:
         if setting not in TABLE3_BINARY_SETTINGS:
-            raise ValueError(f"Table 3 setting of binary {dataset!r} must be one of {tuple(TABLE3_BINARY_SETTINGS)}, "
-                             f"got {setting!r}")
+            raise ValueError(
+                f"Table 3 setting of binary {dataset!r} must be one of {tuple(TABLE3_BINARY_SETTINGS)}, got {setting!r}"
+            )
         return TABLE3_BINARY_SETTINGS[setting]
     return setting
 
@@ -122,8 +135,10 @@ def covariance_rows(task, cov_per_class: int, seed: int, data_root=None) -> np.n
     for c in range(task.num_classes):
         rows = free[y[free] == c]
         if rows.size < cov_per_class:
-            raise ValueError(f"class {c} of {task.dataset} has only {rows.size} rows outside the labeled, unlabeled, "
-                             f"validation and test sets; cov_per_class={cov_per_class} is too large")
+            raise ValueError(
+                f"class {c} of {task.dataset} has only {rows.size} rows outside the labeled, unlabeled, "
+                f"validation and test sets; cov_per_class={cov_per_class} is too large"
+            )
         out.append(rng.choice(rows, size=cov_per_class, replace=False))
     return np.sort(np.concatenate(out))
 
@@ -131,6 +146,7 @@ def covariance_rows(task, cov_per_class: int, seed: int, data_root=None) -> np.n
 # ------------------------------------------------------------------------------------------------------
 # the diagnostic of Table 5 and the covariance-set algorithm of Table 4
 # ------------------------------------------------------------------------------------------------------
+
 
 def cov_rel_fro(covariances, classes=None) -> float:
     """App. D.3's "Cov. rel. Fro.": mean over pairs i < j of ``‖Σ_i − Σ_j‖_F / ((‖Σ_i‖_F + ‖Σ_j‖_F) / 2)``.
@@ -150,7 +166,7 @@ def cov_rel_fro(covariances, classes=None) -> float:
     norms = np.linalg.norm(C.reshape(C.shape[0], -1), axis=1)
     values = []
     for a, i in enumerate(classes):
-        for j in classes[a + 1:]:
+        for j in classes[a + 1 :]:
             den = (norms[i] + norms[j]) / 2
             values.append(0.0 if den == 0 else float(np.linalg.norm(C[i] - C[j]) / den))
     return float(np.mean(values))
@@ -182,6 +198,7 @@ def loss_covariance_diagnostic(model, X, y, num_classes: int, device="cpu") -> d
 def _pooled_covariances(L: np.ndarray, y: np.ndarray, k: int, shrinkage: float) -> np.ndarray:
     """C_m of every class (ddof 1, App. C diagonal shrinkage); a class with < 2 rows gets the covariance of
     all rows pooled (labels ignored)."""
+
     def shrink(S):
         return (1 - shrinkage) * S + shrinkage * np.diag(np.diag(S))
 
@@ -212,11 +229,13 @@ def ours_iter_with_covariance_set(prior, n_per_class, X_cov, y_cov, *, warmup_ep
 # one run
 # ------------------------------------------------------------------------------------------------------
 
+
 def _task(dataset, setting, seed, scale, data_root):
     if scale not in paper_a.PROTOCOL:
         raise ValueError(f"scale must be one of {tuple(paper_a.PROTOCOL)}, got {scale!r}")
-    return build_task(dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset),
-                      data_root=data_root)
+    return build_task(
+        dataset, setting, seed, n_unlabeled=n_unlabeled_of(dataset, scale), n_val=n_val_of(dataset), data_root=data_root
+    )
 
 
 def fit(task, algorithm, seed: int, *, scale: str = "paper", device="auto"):
@@ -232,8 +251,9 @@ def _seed_scale(seed, scale):
     return seed
 
 
-def run_fixmatch(dataset: str, setting: str, threshold: float, seed: int, *, scale="paper", device="auto",
-                 data_root=None) -> dict:
+def run_fixmatch(
+    dataset: str, setting: str, threshold: float, seed: int, *, scale="paper", device="auto", data_root=None
+) -> dict:
     """Table 3: FixMatch (τ = ``threshold``, λ_U = 1, App. D.1 augmentations) on one row; ``setting`` in
     Table 3's notation ("Imb. (60)", "Mild (500)", ...) or explicit per-class counts such as ``[45, 15]``.
     Metrics also hold ``mask_rate`` (last epoch)."""
@@ -254,14 +274,20 @@ def run_fixmatch(dataset: str, setting: str, threshold: float, seed: int, *, sca
     return metrics
 
 
-def run_cov_size(dataset: str, setting: str, cov_per_class: int, seed: int, *, scale="paper", device="auto",
-                 data_root=None) -> dict:
+def run_cov_size(
+    dataset: str, setting: str, cov_per_class: int, seed: int, *, scale="paper", device="auto", data_root=None
+) -> dict:
     """Table 4: Ours (Iter) with a* from a covariance set of ``cov_per_class`` examples per class."""
     seed = _seed_scale(seed, scale)
     task = _task(dataset, setting, seed, scale, data_root)
     X_cov, y_cov = extra_rows(task, covariance_rows(task, cov_per_class, seed, data_root), data_root)
-    algo = ours_iter_with_covariance_set(task.prior, np.asarray(task.labeled_counts), X_cov, y_cov.numpy(),
-                                         warmup_epochs=paper_a.PROTOCOL[scale]["warmup_epochs"])
+    algo = ours_iter_with_covariance_set(
+        task.prior,
+        np.asarray(task.labeled_counts),
+        X_cov,
+        y_cov.numpy(),
+        warmup_epochs=paper_a.PROTOCOL[scale]["warmup_epochs"],
+    )
     metrics, _ = fit(task, algo, seed, scale=scale, device=device)
     metrics["a_final"] = [round(float(v), 6) for v in algo.a_]
     return metrics
@@ -269,8 +295,9 @@ def run_cov_size(dataset: str, setting: str, cov_per_class: int, seed: int, *, s
 
 def _iter_algorithm(task, scale, nonnegative=True):
     """Ours (Iter) exactly as Tables 1–2 build it (paper_a.METHODS), with the nn-correction on or off."""
-    algo = paper_a.METHODS["Ours (Iter)"](task.prior, None, np.asarray(task.labeled_counts),
-                                          paper_a.PROTOCOL[scale]["warmup_epochs"])
+    algo = paper_a.METHODS["Ours (Iter)"](
+        task.prior, None, np.asarray(task.labeled_counts), paper_a.PROTOCOL[scale]["warmup_epochs"]
+    )
     algo.nonnegative = bool(nonnegative)  # read at every step by LinearRiskAlgorithm.loss
     return algo
 
@@ -285,8 +312,9 @@ def run_nn(dataset: str, setting, nn: str, seed: int, *, scale="paper", device="
     return metrics
 
 
-def run_ec_diagnostic(dataset: str, setting: str, seed: int, *, method="Ours (Iter)", scale="paper", device="auto",
-                      data_root=None) -> dict:
+def run_ec_diagnostic(
+    dataset: str, setting: str, seed: int, *, method="Ours (Iter)", scale="paper", device="auto", data_root=None
+) -> dict:
     """Table 5: train ``method`` ("Ours (Iter)" or "Ours (EC)"), then the Cov. rel. Fro. of the trained model on
     the test set (:func:`loss_covariance_diagnostic`): metrics ``cov_rel_fro`` and ``classes_used``."""
     seed = _seed_scale(seed, scale)
@@ -322,8 +350,16 @@ def select_threshold(records, metric: str = "best_val_acc") -> list:
 # grids (the paper-scale sweeps; ``sslkit sweep-a-appendix`` runs them)
 # ------------------------------------------------------------------------------------------------------
 
-NOTEBOOK_OF = {3: "a_fixmatch", 4: "a_ablations", 5: "a_ablations", 6: "a_ablations", 7: "a_ablations",
-               8: "a_ablations", 9: "a_ablations", 10: "a_ablations"}
+NOTEBOOK_OF = {
+    3: "a_fixmatch",
+    4: "a_ablations",
+    5: "a_ablations",
+    6: "a_ablations",
+    7: "a_ablations",
+    8: "a_ablations",
+    9: "a_ablations",
+    10: "a_ablations",
+}
 
 
 def table_grid(table: int, datasets=None, settings=None) -> list:
@@ -340,10 +376,15 @@ def table_grid(table: int, datasets=None, settings=None) -> list:
     grid = []
     for d, s in rows:
         if table == 3:
-            grid += [{"experiment": "fixmatch", "dataset": d, "setting": s, "threshold": t} for t in FIXMATCH_THRESHOLDS]
+            grid += [
+                {"experiment": "fixmatch", "dataset": d, "setting": s, "threshold": t} for t in FIXMATCH_THRESHOLDS
+            ]
         elif table == 4:
-            grid += [{"experiment": "cov_size", "dataset": d, "setting": s, "cov_per_class": c}
-                     for (dd, ss, c) in paper if (dd, ss) == (d, s)]
+            grid += [
+                {"experiment": "cov_size", "dataset": d, "setting": s, "cov_per_class": c}
+                for (dd, ss, c) in paper
+                if (dd, ss) == (d, s)
+            ]
         elif table == 5:
             grid.append({"experiment": "ec_diag", "dataset": d, "setting": s})
         else:
@@ -351,8 +392,19 @@ def table_grid(table: int, datasets=None, settings=None) -> list:
     return grid
 
 
-def run_config(experiment, dataset, setting, seed, *, scale="paper", device="auto", threshold=None,
-               cov_per_class=None, nn=None, data_root=None) -> dict:
+def run_config(
+    experiment,
+    dataset,
+    setting,
+    seed,
+    *,
+    scale="paper",
+    device="auto",
+    threshold=None,
+    cov_per_class=None,
+    nn=None,
+    data_root=None,
+) -> dict:
     """Dispatch one grid config of :func:`table_grid` to its run function."""
     kw = dict(scale=scale, device=device, data_root=data_root)
     if experiment == "fixmatch":
@@ -384,8 +436,9 @@ def run_tables(tables, seeds, *, datasets=None, scale="paper", device="auto", re
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            out += run_grid(fn, grid, path, seeds=seeds, scale=scale, progress=progress,
-                            hardware=hardware_summary(device))
+            out += run_grid(
+                fn, grid, path, seeds=seeds, scale=scale, progress=progress, hardware=hardware_summary(device)
+            )
     return out
 
 
@@ -394,20 +447,32 @@ def run_tables(tables, seeds, *, datasets=None, scale="paper", device="auto", re
 # ------------------------------------------------------------------------------------------------------
 
 #: Table 3 (FixMatch): ``{(dataset, setting): {"threshold", "test_acc": (mean, std), "best_val_acc": (mean, std)}}``.
-PAPER_TABLE3 = {(r["dataset"], r["setting"]): {"threshold": r["threshold"], "test_acc": mean_std(r, "test_acc"),
-                                               "best_val_acc": mean_std(r, "best_val_acc")}
-                for r in load_paper_numbers("a_table3")}
+PAPER_TABLE3 = {
+    (r["dataset"], r["setting"]): {
+        "threshold": r["threshold"],
+        "test_acc": mean_std(r, "test_acc"),
+        "best_val_acc": mean_std(r, "best_val_acc"),
+    }
+    for r in load_paper_numbers("a_table3")
+}
 #: Table 4 (MNIST, Ours (Iter), covariance examples per class): ``{(dataset, setting, c): (mean, std)}``.
 PAPER_TABLE4 = {(r["dataset"], r["setting"], r["cov_per_class"]): mean_std(r) for r in load_paper_numbers("a_table4")}
 #: Table 5 (equal-covariance diagnostic): ``{(dataset, setting): {"classes", "test_acc", "cov_rel_fro"}}``.
-PAPER_TABLE5 = {(r["dataset"], r["setting"]): {"classes": r["classes"], "test_acc": mean_std(r, "test_acc"),
-                                               "cov_rel_fro": mean_std(r, "cov_rel_fro")}
-                for r in load_paper_numbers("a_table5")}
+PAPER_TABLE5 = {
+    (r["dataset"], r["setting"]): {
+        "classes": r["classes"],
+        "test_acc": mean_std(r, "test_acc"),
+        "cov_rel_fro": mean_std(r, "cov_rel_fro"),
+    }
+    for r in load_paper_numbers("a_table5")
+}
 
 
 def _nn_table(name: str) -> dict:
-    return {(r["dataset"], r["setting"]): {"on": mean_std(r, "on"), "off": mean_std(r, "off"), "delta": r["delta"]}
-            for r in load_paper_numbers(name)}
+    return {
+        (r["dataset"], r["setting"]): {"on": mean_std(r, "on"), "off": mean_std(r, "off"), "delta": r["delta"]}
+        for r in load_paper_numbers(name)
+    }
 
 
 #: Tables 6–10 (nn-correction ablation of Ours (Iter)): ``{(dataset, setting): {"on", "off": (mean, std),
@@ -415,6 +480,13 @@ def _nn_table(name: str) -> dict:
 #: (10 classes) and 10/20/50 (7 classes) per class are the balanced regimes.
 PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, PAPER_TABLE9, PAPER_TABLE10 = (_nn_table(f"a_table{t}") for t in range(6, 11))
 
-PAPER_TABLES = {3: PAPER_TABLE3, 4: PAPER_TABLE4, 5: PAPER_TABLE5, 6: PAPER_TABLE6, 7: PAPER_TABLE7,
-                8: PAPER_TABLE8, 9: PAPER_TABLE9, 10: PAPER_TABLE10}
-
+PAPER_TABLES = {
+    3: PAPER_TABLE3,
+    4: PAPER_TABLE4,
+    5: PAPER_TABLE5,
+    6: PAPER_TABLE6,
+    7: PAPER_TABLE7,
+    8: PAPER_TABLE8,
+    9: PAPER_TABLE9,
+    10: PAPER_TABLE10,
+}

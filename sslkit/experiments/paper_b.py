@@ -22,7 +22,8 @@ import time
 import numpy as np
 
 from sslkit._checks import check_count, check_seed
-from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
+from sslkit.experiments.paper_numbers import load as load_paper_numbers
+from sslkit.experiments.paper_numbers import mean_std
 
 __all__ = [
     "FIGURE2_N",
@@ -59,8 +60,10 @@ FIGURE2_M_FRACTIONS = (0.01, 0.05, 0.2)
 #: "ten independent runs" (Figure 2 caption).
 FIGURE2_RUNS = 10
 #: What App. D.1 claims about Figure 2 (its only statements; the figure gives no numbers).
-FIGURE2_CLAIM = ("although the performance gap tends to grow as m grows, when m is relatively small, the "
-                 "performance of GKHR is similar to that of GKH")
+FIGURE2_CLAIM = (
+    "although the performance gap tends to grow as m grows, when m is relatively small, the "
+    "performance of GKHR is similar to that of GKH"
+)
 
 
 def figure2_m(n: int, fraction: float) -> int:
@@ -79,8 +82,12 @@ def figure2_grid(scale: str) -> tuple:
     if scale not in ("quick", "paper"):
         raise ValueError(f"scale must be 'quick' or 'paper', got {scale!r}")
     ns = FIGURE2_N if scale == "paper" else tuple(n for n in FIGURE2_N if n <= 3000)
-    grid = [{"distribution": d, "n": n, "fraction": f}
-            for n in ns for d in RDSS_TOY_DISTRIBUTIONS for f in FIGURE2_M_FRACTIONS]
+    grid = [
+        {"distribution": d, "n": n, "fraction": f}
+        for n in ns
+        for d in RDSS_TOY_DISTRIBUTIONS
+        for f in FIGURE2_M_FRACTIONS
+    ]
     return grid, list(range(FIGURE2_RUNS if scale == "paper" else 3))
 
 
@@ -105,9 +112,17 @@ def figure2_run(distribution: str, n: int, fraction: float, seed: int, *, device
     gkh = GKH(m, alpha=alpha, bandwidth=bandwidth, device=device).fit(X)
     d1 = alpha_mmd2(X, gkhr.indices_, alpha, bandwidth, mu=gkhr.mu_, device=device)
     d2 = alpha_mmd2(X, gkh.indices_, alpha, bandwidth, mu=gkhr.mu_, device=device)
-    return {"D": (d1 - d2) / (d1 + d2), "D1": d1, "D2": d2, "m": m, "alpha": alpha, "bandwidth": bandwidth,
-            "gkh_distinct": int(np.unique(gkh.indices_).size),
-            "gkhr_seconds": round(gkhr.timings_["total"], 4), "gkh_seconds": round(gkh.timings_["total"], 4)}
+    return {
+        "D": (d1 - d2) / (d1 + d2),
+        "D1": d1,
+        "D2": d2,
+        "m": m,
+        "alpha": alpha,
+        "bandwidth": bandwidth,
+        "gkh_distinct": int(np.unique(gkh.indices_).size),
+        "gkhr_seconds": round(gkhr.timings_["total"], 4),
+        "gkh_seconds": round(gkh.timings_["total"], 4),
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -141,7 +156,7 @@ def figure3_run(selector: str, seed: int, *, m: int = 100, n: int = 5000, device
     X, comp = figure3_data(n, seed=seed)
     sel = make_selector(selector, m, seed=seed, device=device)
     t0 = time.perf_counter()
-    sel.fit(X, comp) if selector == "Stratified" else sel.fit(X)   # the oracle reads the labels
+    sel.fit(X, comp) if selector == "Stratified" else sel.fit(X)  # the oracle reads the labels
     idx = np.asarray(sel.indices_, dtype=np.int64)
     seconds = time.perf_counter() - t0
     bandwidth = median_bandwidth(X, seed=seed, device=device)
@@ -167,15 +182,20 @@ def selection_metrics(X, indices, *, alpha, bandwidth, mu=None, labels=None, dev
     X = np.asarray(X)
     if mu is None:
         mu = kernel_row_sums(X, bandwidth=bandwidth, device=device).cpu().numpy() / X.shape[0]
-    out = {"alpha_mmd2": alpha_mmd2(X, indices, alpha, bandwidth, mu=mu, device=device),
-           "mmd2": mmd2(X, indices, bandwidth, mu=mu, device=device),
-           "avg_similarity": average_similarity(X, indices, bandwidth, device=device),
-           "distinct": int(np.unique(indices).size)}
+    out = {
+        "alpha_mmd2": alpha_mmd2(X, indices, alpha, bandwidth, mu=mu, device=device),
+        "mmd2": mmd2(X, indices, bandwidth, mu=mu, device=device),
+        "avg_similarity": average_similarity(X, indices, bandwidth, device=device),
+        "distinct": int(np.unique(indices).size),
+    }
     if labels is not None:
         labels = np.asarray(labels)
         counts = np.bincount(labels[np.asarray(indices)], minlength=int(labels.max()) + 1)
-        out.update(classes_covered=int((counts > 0).sum()), min_class_count=int(counts.min()),
-                   max_class_count=int(counts.max()))
+        out.update(
+            classes_covered=int((counts > 0).sum()),
+            min_class_count=int(counts.min()),
+            max_class_count=int(counts.max()),
+        )
     return out
 
 
@@ -240,8 +260,17 @@ def _real_features(dataset: str, data_root=None, pca_dim: int = 50, max_rows=Non
     raise ValueError(f"dataset must be 'digits' or 'mnist', got {dataset!r}")
 
 
-def table4_proxy_run(alpha: str, m: int, seed: int, *, dataset: str = "digits", test_fraction: float = 0.25,
-                     data_root=None, max_rows=None, device="cpu") -> dict:
+def table4_proxy_run(
+    alpha: str,
+    m: int,
+    seed: int,
+    *,
+    dataset: str = "digits",
+    test_fraction: float = 0.25,
+    data_root=None,
+    max_rows=None,
+    device="cpu",
+) -> dict:
     """Table 4 on a CPU: what can honestly be measured without SSL training.
 
     The rows of ``dataset`` (:func:`_real_features`) are split by ``seed`` into a pool (the "unlabeled
@@ -268,16 +297,35 @@ def table4_proxy_run(alpha: str, m: int, seed: int, *, dataset: str = "digits", 
     sel = GKHR(m, alpha=a, bandwidth=bandwidth, device=device).fit(Xp)
     met = selection_metrics(Xp, sel.indices_, alpha=a, bandwidth=bandwidth, mu=sel.mu_, labels=yp, device=device)
     met["alpha_mmd2_rdss"] = alpha_mmd2(Xp, sel.indices_, auto_alpha(m), bandwidth, mu=sel.mu_, device=device)
-    met.update(alpha_value=a, bandwidth=bandwidth, n_pool=int(Xp.shape[0]), n_test=int(test.size),
-               proxy_acc=proxy_accuracy(Xp[sel.indices_], yp[sel.indices_], X[test], y[test]),
-               select_seconds=round(sel.timings_["total"], 4))
+    met.update(
+        alpha_value=a,
+        bandwidth=bandwidth,
+        n_pool=int(Xp.shape[0]),
+        n_test=int(test.size),
+        proxy_acc=proxy_accuracy(Xp[sel.indices_], yp[sel.indices_], X[test], y[test]),
+        select_seconds=round(sel.timings_["total"], 4),
+    )
     return met
 
 
-def table4_ssl_run(alpha: str, m: int, seed: int, *, protocol: str = "usb", dataset: str = "cifar10",
-                   extractor: str = "pixels_pca", pca_dim: int = 100, variant: str = "auto", algorithm="FreeMatch",
-                   n_pool=None, n_test=None, epochs=None, iterations_per_epoch=None, device="auto",
-                   data_root=None) -> dict:
+def table4_ssl_run(
+    alpha: str,
+    m: int,
+    seed: int,
+    *,
+    protocol: str = "usb",
+    dataset: str = "cifar10",
+    extractor: str = "pixels_pca",
+    pca_dim: int = 100,
+    variant: str = "auto",
+    algorithm="FreeMatch",
+    n_pool=None,
+    n_test=None,
+    epochs=None,
+    iterations_per_epoch=None,
+    device="auto",
+    data_root=None,
+) -> dict:
     """Table 4 with an SSL learner: GKHR selects ``m`` training images of ``dataset`` with the row's alpha on
     ``extractor`` features, then FreeMatch (the paper's Table 4 learner) trains and is tested.
 
@@ -285,7 +333,8 @@ def table4_ssl_run(alpha: str, m: int, seed: int, *, protocol: str = "usb", data
     the CPU stand-in of Table 1 (an MLP on the frozen features; :data:`sslkit.experiments.paper_b_ssl.
     HEAD_PROTOCOL`); ``epochs`` / ``iterations_per_epoch`` override the protocol's. Data and features come from
     :func:`sslkit.experiments.paper_b_ssl.table1_data` (``variant``: the CIFAR-10 copy, e.g. "lossless" = the
-    exact 4000/1000 subset; ``n_pool`` / ``n_test``: the first rows only). The paper selects on CLIP ViT-B/32 features, which cannot be loaded offline here:
+    exact 4000/1000 subset; ``n_pool`` / ``n_test``: the first rows only). The paper selects on CLIP ViT-B/32
+    features, which cannot be loaded offline here:
     the default is the first ``pca_dim`` principal components of the pixels (a documented stand-in;
     ``extractor="efficientnet_lite0"`` is pretrained). Returns the selection's metrics (as
     :func:`selection_metrics`) together with the SSL test accuracy.
@@ -301,18 +350,42 @@ def table4_ssl_run(alpha: str, m: int, seed: int, *, protocol: str = "usb", data
         if value is not None:
             p[key] = check_count(value, key, allow_zero=False)
     a = table4_alpha(alpha, m)
-    Xp, yp, Xs, ys, Fp, info = table1_data(dataset, extractor=extractor, variant=variant, pca_dim=pca_dim,
-                                           n_pool=n_pool, n_test=n_test, data_root=data_root, device="cpu")
+    Xp, yp, Xs, ys, Fp, info = table1_data(
+        dataset,
+        extractor=extractor,
+        variant=variant,
+        pca_dim=pca_dim,
+        n_pool=n_pool,
+        n_test=n_test,
+        data_root=data_root,
+        device="cpu",
+    )
     if m > len(Fp):
         raise ValueError(f"m = {m} exceeds the pool size {len(Fp)}")
     bandwidth = median_bandwidth(Fp, seed=seed)
     sel = GKHR(m, alpha=a, bandwidth=bandwidth).fit(Fp)
     met = selection_metrics(Fp, sel.indices_, alpha=a, bandwidth=bandwidth, mu=sel.mu_, labels=yp)
     train, test = (Fp, info["F_test"]) if p["model"] == "mlp" else (Xp, Xs)
-    met.update(train_ssl(train, yp, sel.indices_, test, ys, algorithm=algorithm, protocol=p,
-                         num_classes=info["num_classes"], device=device, seed=seed))
-    met.update(alpha_value=a, features=extractor if extractor != "pixels_pca" else f"pixels PCA-{pca_dim}",
-               data=info["data"], protocol=protocol, n_pool=info["n_pool"], n_test=info["n_test"])
+    met.update(
+        train_ssl(
+            train,
+            yp,
+            sel.indices_,
+            test,
+            ys,
+            algorithm=algorithm,
+            protocol=p,
+            num_classes=info["num_classes"],
+            device=device,
+            seed=seed,
+        )
+    )
+    met.update(
+        alpha_value=a,
+        features=extractor if extractor != "pixels_pca" else f"pixels PCA-{pca_dim}",
+        data=info["data"],
+        protocol=protocol,
+        n_pool=info["n_pool"],
+        n_test=info["n_test"],
+    )
     return met
-
-

@@ -21,8 +21,9 @@ import time
 import numpy as np
 
 from sslkit._checks import check_count, check_seed
+from sslkit.experiments.paper_numbers import load as load_paper_numbers
+from sslkit.experiments.paper_numbers import mean_std
 from sslkit.select.registry import SELECTORS, make_selector
-from sslkit.experiments.paper_numbers import load as load_paper_numbers, mean_std
 
 __all__ = [
     "TABLE1_SELECTORS",
@@ -56,21 +57,28 @@ TABLE1_SELECTORS = tuple(SELECTORS)
 #: The two SSL algorithms of Table 1 (USB implementations in the paper; :mod:`sslkit.algorithms` here).
 TABLE1_ALGORITHMS = ("FlexMatch", "FreeMatch")
 #: Budgets of Table 1 (§7.1).
-TABLE1_BUDGETS = {"CIFAR-10": (40, 250, 4000), "CIFAR-100": (400, 2500, 10000), "SVHN": (250, 1000),
-                  "STL-10": (40, 250)}
+TABLE1_BUDGETS = {
+    "CIFAR-10": (40, 250, 4000),
+    "CIFAR-100": (400, 2500, 10000),
+    "SVHN": (250, 1000),
+    "STL-10": (40, 250),
+}
 #: Table 1's dataset labels -> :func:`sslkit.data.load_dataset` names.
 TABLE1_DATASETS = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100", "SVHN": "svhn", "STL-10": "stl10"}
 
 #: ``{(algorithm, selector, "CIFAR-10 @ 40"): (mean, std)}``: paper B Table 1 (% top-1, mean ± std over five
 #: runs), from sslkit/experiments/paper_numbers/b_table1.csv.
-PAPER_TABLE1_B = {(r["algorithm"], r["selector"], f"{r['dataset']} @ {r['m']}"): mean_std(r)
-                  for r in load_paper_numbers("b_table1")}
+PAPER_TABLE1_B = {
+    (r["algorithm"], r["selector"], f"{r['dataset']} @ {r['m']}"): mean_std(r) for r in load_paper_numbers("b_table1")
+}
 
 #: Paper B Table 5 (App. D.4): time complexity and seconds to select m = 400 of CIFAR-100's 50 000 training
 #: images (mean of three runs, "an idle server"; CPU/GPU not stated). Random and Stratified are printed
 #: as "≈ 0" (``seconds = 0.0`` here, ``approx_zero = True``).
-PAPER_TABLE5_B = {r["selector"]: {"complexity": r["complexity"], "seconds": r["seconds"], "approx_zero": r["approx_zero"]}
-                  for r in load_paper_numbers("b_table5")}
+PAPER_TABLE5_B = {
+    r["selector"]: {"complexity": r["complexity"], "seconds": r["seconds"], "approx_zero": r["approx_zero"]}
+    for r in load_paper_numbers("b_table5")
+}
 
 #: The official code's kernel (its defect B2): ``exp(-0.5 ||x - y||^2)``, i.e. our
 #: ``exp(-||x - y||^2 / sigma^2)`` with ``sigma = sqrt(2)``, whatever the scale of the features.
@@ -81,16 +89,36 @@ OFFICIAL_BANDWIDTH = math.sqrt(2.0)
 # --------------------------------------------------------------------------------------------------
 
 #: The paper's training (§7.1 + USB's classic-CV configs).
-USB_PROTOCOL = {"model": "wrn28_2", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4,
-                "schedule": "cosine", "epochs": 1024, "iterations_per_epoch": 1024, "batch_size": 64, "uratio": 7,
-                "ema_decay": 0.999}
+USB_PROTOCOL = {
+    "model": "wrn28_2",
+    "lr": 0.03,
+    "momentum": 0.9,
+    "nesterov": True,
+    "weight_decay": 5e-4,
+    "schedule": "cosine",
+    "epochs": 1024,
+    "iterations_per_epoch": 1024,
+    "batch_size": 64,
+    "uratio": 7,
+    "ema_decay": 0.999,
+}
 #: The CPU stand-in: an MLP (one hidden layer of 256) on frozen z-scored features, feature-noise views
 #: (``augment="tabular"``), SGD as USB but lr 0.3 (0.03 leaves the MLP far from converged in 300 steps:
 #: 22-46 % instead of 53-64 % on MNIST @ 40 in a trial), 3 x 100 iterations, EMA 0.99 (0.999 would average
 #: over ~1000 steps, longer than the run).
-HEAD_PROTOCOL = {"model": "mlp", "lr": 0.3, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4,
-                 "schedule": "cosine", "epochs": 3, "iterations_per_epoch": 100, "batch_size": 64, "uratio": 7,
-                 "ema_decay": 0.99}
+HEAD_PROTOCOL = {
+    "model": "mlp",
+    "lr": 0.3,
+    "momentum": 0.9,
+    "nesterov": True,
+    "weight_decay": 5e-4,
+    "schedule": "cosine",
+    "epochs": 3,
+    "iterations_per_epoch": 100,
+    "batch_size": 64,
+    "uratio": 7,
+    "ema_decay": 0.99,
+}
 PROTOCOLS = {"usb": USB_PROTOCOL, "head": HEAD_PROTOCOL}
 
 
@@ -132,8 +160,20 @@ def _check_protocol(protocol) -> dict:
     return {**USB_PROTOCOL, **protocol}
 
 
-def train_ssl(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "FreeMatch", protocol="usb",
-              num_classes=None, device="auto", seed=0, progress=False) -> dict:
+def train_ssl(
+    X_train,
+    y_train,
+    labeled,
+    X_test,
+    y_test,
+    *,
+    algorithm: str = "FreeMatch",
+    protocol="usb",
+    num_classes=None,
+    device="auto",
+    seed=0,
+    progress=False,
+) -> dict:
     """Train ``algorithm`` ("FlexMatch" or "FreeMatch") with rows ``labeled`` of ``X_train`` as the labeled set
     and *all* rows of ``X_train`` as the unlabeled set; return the test accuracy of the (EMA) model.
 
@@ -165,8 +205,10 @@ def train_ssl(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "Fr
     X_train, X_test = np.asarray(X_train), np.asarray(X_test)
     y_train, y_test = np.asarray(y_train, dtype=np.int64), np.asarray(y_test, dtype=np.int64)
     if y_train.shape != (X_train.shape[0],) or y_test.shape != (X_test.shape[0],):
-        raise ValueError(f"labels must be 1-D with one entry per row: X_train {X_train.shape[0]} rows vs y_train "
-                         f"{y_train.shape}, X_test {X_test.shape[0]} rows vs y_test {y_test.shape}")
+        raise ValueError(
+            f"labels must be 1-D with one entry per row: X_train {X_train.shape[0]} rows vs y_train "
+            f"{y_train.shape}, X_test {X_test.shape[0]} rows vs y_test {y_test.shape}"
+        )
     labeled = np.asarray(labeled, dtype=np.int64)
     if labeled.ndim != 1 or labeled.size == 0 or labeled.min() < 0 or labeled.max() >= X_train.shape[0]:
         raise ValueError(f"labeled must be a non-empty 1-D array of row indices in [0, {X_train.shape[0]})")
@@ -184,8 +226,10 @@ def train_ssl(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "Fr
         norm, augment = {}, "tabular"
     elif p["model"] in ("wrn28_2", "lenet_mnist"):
         if X_train.dtype != np.uint8 or X_train.ndim not in (3, 4):
-            raise ValueError(f"protocol model {p['model']!r} needs uint8 images (N, H, W[, C]), got dtype "
-                             f"{X_train.dtype} and shape {X_train.shape}")
+            raise ValueError(
+                f"protocol model {p['model']!r} needs uint8 images (N, H, W[, C]), got dtype "
+                f"{X_train.dtype} and shape {X_train.shape}"
+            )
         mean, std = image_stats(X_train)
         Xt, Xs = images_to_tensor(X_train, mean=mean, std=std), images_to_tensor(X_test, mean=mean, std=std)
         norm, augment = {"mean": mean, "std": std}, "auto"
@@ -199,19 +243,39 @@ def train_ssl(X_train, y_train, labeled, X_test, y_test, *, algorithm: str = "Fr
         model = LeNetMNIST(num_classes)
     else:
         model = wrn28_2(num_classes)
-    algo = (FreeMatch(augment=augment, **norm) if algorithm == "FreeMatch"
-            else FlexMatch(num_unlabeled=Xt.shape[0], augment=augment, **norm))
+    algo = (
+        FreeMatch(augment=augment, **norm)
+        if algorithm == "FreeMatch"
+        else FlexMatch(num_unlabeled=Xt.shape[0], augment=augment, **norm)
+    )
     start = time.perf_counter()
-    trainer = Trainer(model, algo, device=device, optimizer="sgd", lr=p["lr"], weight_decay=p["weight_decay"],
-                      momentum=p["momentum"], nesterov=p["nesterov"], schedule=p["schedule"], epochs=p["epochs"],
-                      iterations_per_epoch=p["iterations_per_epoch"], batch_size=p["batch_size"],
-                      unlabeled_batch_size=p["uratio"] * p["batch_size"], ema_decay=p["ema_decay"], seed=seed,
-                      progress=progress, num_classes=num_classes, decay_norm_and_bias=False)
+    trainer = Trainer(
+        model,
+        algo,
+        device=device,
+        optimizer="sgd",
+        lr=p["lr"],
+        weight_decay=p["weight_decay"],
+        momentum=p["momentum"],
+        nesterov=p["nesterov"],
+        schedule=p["schedule"],
+        epochs=p["epochs"],
+        iterations_per_epoch=p["iterations_per_epoch"],
+        batch_size=p["batch_size"],
+        unlabeled_batch_size=p["uratio"] * p["batch_size"],
+        ema_decay=p["ema_decay"],
+        seed=seed,
+        progress=progress,
+        num_classes=num_classes,
+        decay_norm_and_bias=False,
+    )
     trainer.fit(Xt[torch.as_tensor(labeled)], torch.as_tensor(y_train[labeled]), Xt)
-    return {"test_acc": 100.0 * float(trainer.score(Xs, torch.as_tensor(y_test))),
-            "labeled_classes": int(np.unique(y_train[labeled]).size),
-            "steps": int(p["epochs"] * p["iterations_per_epoch"]),
-            "train_seconds": round(time.perf_counter() - start, 3)}
+    return {
+        "test_acc": 100.0 * float(trainer.score(Xs, torch.as_tensor(y_test))),
+        "labeled_classes": int(np.unique(y_train[labeled]).size),
+        "steps": int(p["epochs"] * p["iterations_per_epoch"]),
+        "train_seconds": round(time.perf_counter() - start, 3),
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -232,8 +296,17 @@ def _source_label(source: str) -> str:
 _SELECTION_MEMO: dict = {}
 
 
-def table1_data(dataset: str, *, extractor: str = "efficientnet_lite0", n_pool=None, n_test=None, variant=None,
-                pca_dim: int = 50, data_root=None, device="cpu"):
+def table1_data(
+    dataset: str,
+    *,
+    extractor: str = "efficientnet_lite0",
+    n_pool=None,
+    n_test=None,
+    variant=None,
+    pca_dim: int = 50,
+    data_root=None,
+    device="cpu",
+):
     """``(X_pool, y_pool, X_test, y_test, F_pool, info)`` for one Table 1 dataset (memoised per process).
 
     ``dataset``: a :func:`sslkit.data.load_dataset` name ("cifar10", "cifar100", "svhn", "stl10", "mnist").
@@ -256,29 +329,57 @@ def table1_data(dataset: str, *, extractor: str = "efficientnet_lite0", n_pool=N
         raise ValueError(f"dataset {dataset!r} has no test split")
     Xp, yp, Xs, ys = ds.X, ds.y, ds.X_test, ds.y_test
     if n_pool is not None:
-        Xp, yp = Xp[:check_count(n_pool, "n_pool", allow_zero=False)], yp[:n_pool]
+        Xp, yp = Xp[: check_count(n_pool, "n_pool", allow_zero=False)], yp[:n_pool]
     if n_test is not None:
-        Xs, ys = Xs[:check_count(n_test, "n_test", allow_zero=False)], ys[:n_test]
+        Xs, ys = Xs[: check_count(n_test, "n_test", allow_zero=False)], ys[:n_test]
     label = f"{dataset}{'-' + variant if variant else ''}"
     if extractor == "pixels_pca":
-        F = extract_features(np.concatenate([Xp, Xs]), "pixels_pca", pca_dim=pca_dim, device=device,
-                             cache_key=f"{label}-pool{len(Xp)}-test{len(Xs)}")
-        Fp, Fs = F[:len(Xp)], F[len(Xp):]
+        F = extract_features(
+            np.concatenate([Xp, Xs]),
+            "pixels_pca",
+            pca_dim=pca_dim,
+            device=device,
+            cache_key=f"{label}-pool{len(Xp)}-test{len(Xs)}",
+        )
+        Fp, Fs = F[: len(Xp)], F[len(Xp) :]
     else:
-        Fp = extract_features(Xp, extractor, device=device,
-                              cache_key=f"{label}-train" + ("" if n_pool is None else str(len(Xp))))
-        Fs = extract_features(Xs, extractor, device=device,
-                              cache_key=f"{label}-test" + ("" if n_test is None else str(len(Xs))))
-    info = {"data": _source_label(ds.source), "extractor": extractor, "feature_dim": int(Fp.shape[1]), "n_pool": int(len(Xp)),
-            "n_test": int(len(Xs)), "num_classes": ds.num_classes, "F_test": Fs}
+        Fp = extract_features(
+            Xp, extractor, device=device, cache_key=f"{label}-train" + ("" if n_pool is None else str(len(Xp)))
+        )
+        Fs = extract_features(
+            Xs, extractor, device=device, cache_key=f"{label}-test" + ("" if n_test is None else str(len(Xs)))
+        )
+    info = {
+        "data": _source_label(ds.source),
+        "extractor": extractor,
+        "feature_dim": int(Fp.shape[1]),
+        "n_pool": int(len(Xp)),
+        "n_test": int(len(Xs)),
+        "num_classes": ds.num_classes,
+        "F_test": Fs,
+    }
     out = (Xp, yp, Xs, ys, Fp, info)
     _DATA_MEMO[key] = out
     return out
 
 
-def table1_run(dataset: str, selector: str, algorithm: str, m: int, seed: int, *, protocol="usb",
-               extractor: str = "efficientnet_lite0", n_pool=None, n_test=None, variant=None, pca_dim: int = 50,
-               data_root=None, device="auto", select_device="cpu") -> dict:
+def table1_run(
+    dataset: str,
+    selector: str,
+    algorithm: str,
+    m: int,
+    seed: int,
+    *,
+    protocol="usb",
+    extractor: str = "efficientnet_lite0",
+    n_pool=None,
+    n_test=None,
+    variant=None,
+    pca_dim: int = 50,
+    data_root=None,
+    device="auto",
+    select_device="cpu",
+) -> dict:
     """One cell of Table 1: ``selector`` picks ``m`` pool samples on the ``extractor`` features of ``dataset``
     (:func:`table1_data`), then :func:`train_ssl` trains ``algorithm`` under ``protocol`` ("usb": WRN-28-2 on
     the images, the paper's; "head": an MLP on the features, the CPU stand-in) and tests it.
@@ -294,9 +395,16 @@ def table1_run(dataset: str, selector: str, algorithm: str, m: int, seed: int, *
     if selector not in TABLE1_SELECTORS:
         raise ValueError(f"selector must be one of {TABLE1_SELECTORS}, got {selector!r}")
     p = _check_protocol(protocol)
-    Xp, yp, Xs, ys, Fp, info = table1_data(dataset, extractor=extractor, n_pool=n_pool, n_test=n_test,
-                                           variant=variant, pca_dim=pca_dim, data_root=data_root,
-                                           device=select_device)
+    Xp, yp, Xs, ys, Fp, info = table1_data(
+        dataset,
+        extractor=extractor,
+        n_pool=n_pool,
+        n_test=n_test,
+        variant=variant,
+        pca_dim=pca_dim,
+        data_root=data_root,
+        device=select_device,
+    )
     if m > len(Fp):
         raise ValueError(f"m = {m} exceeds the pool size {len(Fp)}")
     skey = (dataset, extractor, n_pool, variant, pca_dim, selector, m, seed)
@@ -307,15 +415,42 @@ def table1_run(dataset: str, selector: str, algorithm: str, m: int, seed: int, *
         _SELECTION_MEMO[skey] = (idx, sec, quality)
     idx, sec, quality = _SELECTION_MEMO[skey]
     if p["model"] == "mlp":
-        out = train_ssl(Fp, yp, idx, info["F_test"], ys, algorithm=algorithm, protocol=p,
-                        num_classes=info["num_classes"], device=device, seed=seed)
+        out = train_ssl(
+            Fp,
+            yp,
+            idx,
+            info["F_test"],
+            ys,
+            algorithm=algorithm,
+            protocol=p,
+            num_classes=info["num_classes"],
+            device=device,
+            seed=seed,
+        )
     else:
-        out = train_ssl(Xp, yp, idx, Xs, ys, algorithm=algorithm, protocol=p, num_classes=info["num_classes"],
-                        device=device, seed=seed)
+        out = train_ssl(
+            Xp,
+            yp,
+            idx,
+            Xs,
+            ys,
+            algorithm=algorithm,
+            protocol=p,
+            num_classes=info["num_classes"],
+            device=device,
+            seed=seed,
+        )
     counts = np.bincount(yp[idx], minlength=info["num_classes"])
-    out.update(min_class_count=int(counts.min()), select_seconds=round(sec, 4), alpha_mmd2=float(quality),
-               data=info["data"], extractor=extractor, n_pool=info["n_pool"], n_test=info["n_test"],
-               model=p["model"])
+    out.update(
+        min_class_count=int(counts.min()),
+        select_seconds=round(sec, 4),
+        alpha_mmd2=float(quality),
+        data=info["data"],
+        extractor=extractor,
+        n_pool=info["n_pool"],
+        n_test=info["n_test"],
+        model=p["model"],
+    )
     return out
 
 
@@ -372,7 +507,7 @@ def random_init_features(images, *, seed=0, device="cpu", batch_size: int = 64) 
     out = []
     with torch.inference_mode():
         for i in range(0, len(images), batch_size):
-            x = torch.as_tensor(images[i:i + batch_size], device=dev).permute(0, 3, 1, 2).float() / 255.0
+            x = torch.as_tensor(images[i : i + batch_size], device=dev).permute(0, 3, 1, 2).float() / 255.0
             x = F.interpolate(x, size=(224, 224), mode="bicubic", align_corners=False).clamp_(0.0, 1.0)
             x = x.mul_(255.0).sub_(127.0).div_(128.0)
             out.append(model.extract_features(x).mean(dim=(2, 3)).float().cpu())
@@ -392,8 +527,19 @@ def proxy_accuracy(X_l, y_l, X_test, y_test) -> float:
     return 100.0 * float(clf.score((X_test - mean) / std, y_test))
 
 
-def defects_run(features: str, bandwidth: str, m: int, seed: int, *, pretrained, random_init, y_pool, pretrained_test,
-                y_test, device="cpu") -> dict:
+def defects_run(
+    features: str,
+    bandwidth: str,
+    m: int,
+    seed: int,
+    *,
+    pretrained,
+    random_init,
+    y_pool,
+    pretrained_test,
+    y_test,
+    device="cpu",
+) -> dict:
     """Quality of one RDSS (GKHR) selection under the official code's defects.
 
     ``features``: "pretrained" (select on ``pretrained``) or "random_init" (select on ``random_init``: B1);
@@ -415,8 +561,10 @@ def defects_run(features: str, bandwidth: str, m: int, seed: int, *, pretrained,
     P = np.asarray(pretrained, dtype=np.float32)
     S = P if features == "pretrained" else np.asarray(random_init, dtype=np.float32)
     if S.shape[0] != P.shape[0] or np.asarray(y_pool).shape != (P.shape[0],):
-        raise ValueError(f"pretrained ({P.shape[0]} rows), random_init ({S.shape[0]}) and y_pool "
-                         f"({np.asarray(y_pool).shape}) must describe the same pool")
+        raise ValueError(
+            f"pretrained ({P.shape[0]} rows), random_init ({S.shape[0]}) and y_pool "
+            f"({np.asarray(y_pool).shape}) must describe the same pool"
+        )
     bw_sel = median_bandwidth(S, seed=seed, device=device) if bandwidth == "median" else OFFICIAL_BANDWIDTH
     start = time.perf_counter()
     idx = GKHR(m, bandwidth=bw_sel, device=device).fit(S).indices_
@@ -429,11 +577,16 @@ def defects_run(features: str, bandwidth: str, m: int, seed: int, *, pretrained,
     sub = S[:500].astype(np.float64)
     sq = (sub * sub).sum(axis=1)
     d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * sub @ sub.T, 0.0)
-    off = np.exp(-d2 / bw_sel ** 2)[~np.eye(len(sub), dtype=bool)]
-    return {"alpha_mmd2": alpha_mmd2(P, idx, auto_alpha(m), bw, mu=mu, device=device),
-            "mmd2": mmd2(P, idx, bw, mu=mu, device=device),
-            "classes_covered": int((counts > 0).sum()), "min_class_count": int(counts.min()),
-            "proxy_acc": proxy_accuracy(P[idx], y_pool[idx], np.asarray(pretrained_test, dtype=np.float32),
-                                         np.asarray(y_test)),
-            "selection_bandwidth": float(bw_sel), "mean_offdiag_kernel": float(off.mean()),
-            "select_seconds": round(seconds, 4)}
+    off = np.exp(-d2 / bw_sel**2)[~np.eye(len(sub), dtype=bool)]
+    return {
+        "alpha_mmd2": alpha_mmd2(P, idx, auto_alpha(m), bw, mu=mu, device=device),
+        "mmd2": mmd2(P, idx, bw, mu=mu, device=device),
+        "classes_covered": int((counts > 0).sum()),
+        "min_class_count": int(counts.min()),
+        "proxy_acc": proxy_accuracy(
+            P[idx], y_pool[idx], np.asarray(pretrained_test, dtype=np.float32), np.asarray(y_test)
+        ),
+        "selection_bandwidth": float(bw_sel),
+        "mean_offdiag_kernel": float(off.mean()),
+        "select_seconds": round(seconds, 4),
+    }

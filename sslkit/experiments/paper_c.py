@@ -41,9 +41,26 @@ from sslkit.engine import Trainer
 from sslkit.experiments import paper_numbers
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
-__all__ = ["PAPER_CLAIMS", "PAPER_TABLES", "ALGORITHMS", "FRACTIONS", "METHODS", "PROTOCOLS", "build_task", "full_earlystop", "make_algorithm",
-           "make_model", "run_schedule", "tradeoff_grid", "tradeoff_rows", "tradeoff_run", "compare", "VARIANTS", "variant_grid",
-           "variant_rows"]
+__all__ = [
+    "PAPER_CLAIMS",
+    "PAPER_TABLES",
+    "ALGORITHMS",
+    "FRACTIONS",
+    "METHODS",
+    "PROTOCOLS",
+    "build_task",
+    "full_earlystop",
+    "make_algorithm",
+    "make_model",
+    "run_schedule",
+    "tradeoff_grid",
+    "tradeoff_rows",
+    "tradeoff_run",
+    "compare",
+    "VARIANTS",
+    "variant_grid",
+    "variant_rows",
+]
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
 #: the methods that are trained (Full-EarlyStop is derived from the Full run)
@@ -52,29 +69,81 @@ FRACTIONS = (0.1, 0.2, 0.3)
 
 #: Tables 5-10: (algorithm, dataset, method, fraction) -> {"mean", "std", "hours", "tables"} (Full repeated
 #: under every budget, as printed)
-PAPER_TABLES = {(r["algorithm"], r["dataset"], r["method"], r["fraction"]):
-                {"mean": r["mean"], "std": r["std"], "hours": r["hours"], "tables": (r["table_acc"], r["table_std"])}
-                for r in paper_numbers.load("c_tables5_10")}
+PAPER_TABLES = {
+    (r["algorithm"], r["dataset"], r["method"], r["fraction"]): {
+        "mean": r["mean"],
+        "std": r["std"],
+        "hours": r["hours"],
+        "tables": (r["table_acc"], r["table_std"]),
+    }
+    for r in paper_numbers.load("c_tables5_10")
+}
 #: the speed-up / accuracy-loss pairs quoted in §4 ("Retrieve achieves speedup gains of 2.7x ...")
-PAPER_CLAIMS = {(r["algorithm"], r["dataset"]): {"speedup": r["speedup"], "degradation": r["degradation"]}
-                for r in paper_numbers.load("c_claims")}
+PAPER_CLAIMS = {
+    (r["algorithm"], r["dataset"]): {"speedup": r["speedup"], "degradation": r["degradation"]}
+    for r in paper_numbers.load("c_claims")
+}
 
 _SGD = {"optimizer": "sgd", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4, "schedule": "cosine"}
 PROTOCOLS = {
-    "quick": {"dataset": "digits", "labeled_per_class": 10, "n_unlabeled": 1200, "n_test": 400, "model": "mlp",
-              "epochs": 20, "every": 5, "kappa": 0.5, "batch_size": 50, "vat_eps": 1.0, **_SGD},
-    "cpu": {"dataset": "mnist", "labeled_per_class": 10, "n_unlabeled": 10000, "n_test": 5000,
-            "model": "paper_c_cnn", "epochs": 40, "every": 10, "kappa": 0.5, "batch_size": 50, "vat_eps": 2.0,
-            **_SGD},
-    "paper_cifar10": {"dataset": "cifar10", "labeled_per_class": 400, "n_unlabeled": None, "n_test": None,
-                      "model": "wrn28_2", "epochs": 500, "every": 20, "kappa": 0.5, "batch_size": 50,
-                      "vat_eps": 6.0, **_SGD},
-    "paper_svhn": {"dataset": "svhn", "labeled_per_class": 100, "n_unlabeled": None, "n_test": None,
-                   "model": "wrn28_2", "epochs": 340, "every": 20, "kappa": 0.5, "batch_size": 50, "vat_eps": 6.0,
-                   **_SGD},
+    "quick": {
+        "dataset": "digits",
+        "labeled_per_class": 10,
+        "n_unlabeled": 1200,
+        "n_test": 400,
+        "model": "mlp",
+        "epochs": 20,
+        "every": 5,
+        "kappa": 0.5,
+        "batch_size": 50,
+        "vat_eps": 1.0,
+        **_SGD,
+    },
+    "cpu": {
+        "dataset": "mnist",
+        "labeled_per_class": 10,
+        "n_unlabeled": 10000,
+        "n_test": 5000,
+        "model": "paper_c_cnn",
+        "epochs": 40,
+        "every": 10,
+        "kappa": 0.5,
+        "batch_size": 50,
+        "vat_eps": 2.0,
+        **_SGD,
+    },
+    "paper_cifar10": {
+        "dataset": "cifar10",
+        "labeled_per_class": 400,
+        "n_unlabeled": None,
+        "n_test": None,
+        "model": "wrn28_2",
+        "epochs": 500,
+        "every": 20,
+        "kappa": 0.5,
+        "batch_size": 50,
+        "vat_eps": 6.0,
+        **_SGD,
+    },
+    "paper_svhn": {
+        "dataset": "svhn",
+        "labeled_per_class": 100,
+        "n_unlabeled": None,
+        "n_test": None,
+        "model": "wrn28_2",
+        "epochs": 340,
+        "every": 20,
+        "kappa": 0.5,
+        "batch_size": 50,
+        "vat_eps": 6.0,
+        **_SGD,
+    },
 }
-_MEANS = {"mnist": ([0.1307], [0.3081]), "cifar10": ([0.4914, 0.4822, 0.4465], [0.2470, 0.2435, 0.2616]),
-          "svhn": ([0.4377, 0.4438, 0.4728], [0.1980, 0.2010, 0.1970])}
+_MEANS = {
+    "mnist": ([0.1307], [0.3081]),
+    "cifar10": ([0.4914, 0.4822, 0.4465], [0.2470, 0.2435, 0.2616]),
+    "svhn": ([0.4377, 0.4438, 0.4728], [0.1980, 0.2010, 0.1970]),
+}
 
 
 def build_task(protocol: str, seed: int) -> dict:
@@ -88,27 +157,46 @@ def build_task(protocol: str, seed: int) -> dict:
     p = _protocol(protocol)
     ds = load_dataset(p["dataset"])
     has_test = ds.X_test is not None
-    split = make_split(ds.y, p["labeled_per_class"], n_unlabeled=p["n_unlabeled"],
-                       n_test=0 if has_test else p["n_test"], seed=seed)
+    split = make_split(
+        ds.y, p["labeled_per_class"], n_unlabeled=p["n_unlabeled"], n_test=0 if has_test else p["n_test"], seed=seed
+    )
     if has_test:
         rng = np.random.default_rng(seed)
-        test = np.arange(ds.X_test.shape[0]) if p["n_test"] is None else \
-            np.sort(rng.choice(ds.X_test.shape[0], p["n_test"], replace=False))
+        test = (
+            np.arange(ds.X_test.shape[0])
+            if p["n_test"] is None
+            else np.sort(rng.choice(ds.X_test.shape[0], p["n_test"], replace=False))
+        )
         X_test_raw, y_test = ds.X_test[test], ds.y_test[test]
     else:
         X_test_raw, y_test = ds.X[split.test], ds.y[split.test]
     mean = std = None
     if p["model"] == "mlp":
-        X_l, X_u, X_test = (torch.as_tensor(a, dtype=torch.float32) for a in
-                            standardize(ds.X[split.labeled].reshape(len(split.labeled), -1).astype(np.float32),
-                                        ds.X[split.unlabeled].reshape(len(split.unlabeled), -1).astype(np.float32),
-                                        X_test_raw.reshape(len(X_test_raw), -1).astype(np.float32)))
+        X_l, X_u, X_test = (
+            torch.as_tensor(a, dtype=torch.float32)
+            for a in standardize(
+                ds.X[split.labeled].reshape(len(split.labeled), -1).astype(np.float32),
+                ds.X[split.unlabeled].reshape(len(split.unlabeled), -1).astype(np.float32),
+                X_test_raw.reshape(len(X_test_raw), -1).astype(np.float32),
+            )
+        )
     else:
         mean, std = _MEANS[p["dataset"]]
-        X_l, X_u, X_test = (images_to_tensor(a, mean, std) for a in
-                            (ds.X[split.labeled], ds.X[split.unlabeled], X_test_raw))
-    return {"X_l": X_l, "y_l": ds.y[split.labeled], "X_u": X_u, "X_test": X_test, "y_test": y_test,
-            "num_classes": ds.num_classes, "mean": mean, "std": std, "source": ds.source, "notes": ds.notes}
+        X_l, X_u, X_test = (
+            images_to_tensor(a, mean, std) for a in (ds.X[split.labeled], ds.X[split.unlabeled], X_test_raw)
+        )
+    return {
+        "X_l": X_l,
+        "y_l": ds.y[split.labeled],
+        "X_u": X_u,
+        "X_test": X_test,
+        "y_test": y_test,
+        "num_classes": ds.num_classes,
+        "mean": mean,
+        "std": std,
+        "source": ds.source,
+        "notes": ds.notes,
+    }
 
 
 def _protocol(protocol) -> dict:
@@ -158,8 +246,9 @@ def run_schedule(protocol: str, method: str, fraction: float, n_unlabeled: int, 
     return {"epochs": warm_epochs + subset_epochs, "warm_epochs": warm_epochs, "k": k, "total_steps": steps}
 
 
-def tradeoff_run(*, protocol, algorithm, method, fraction, seed, warm=True, device="auto", task=None,
-                 **selection_options) -> dict:
+def tradeoff_run(
+    *, protocol, algorithm, method, fraction, seed, warm=True, device="auto", task=None, **selection_options
+) -> dict:
     """Train one (protocol, algorithm, method, fraction, seed) and return its metrics.
 
     Metrics: ``test_acc`` (%, final model; the EMA teacher for Mean Teacher), ``seconds`` (training +
@@ -177,8 +266,15 @@ def tradeoff_run(*, protocol, algorithm, method, fraction, seed, warm=True, devi
     sched = run_schedule(protocol, method, fraction, n_u, warm=warm)
     hooks, selector = [], None
     if method != "full":
-        selector = CoresetSelection(method, sched["k"], every=p["every"], warm_epochs=sched["warm_epochs"],
-                                    batch_size=p["batch_size"], seed=seed, **selection_options)
+        selector = CoresetSelection(
+            method,
+            sched["k"],
+            every=p["every"],
+            warm_epochs=sched["warm_epochs"],
+            batch_size=p["batch_size"],
+            seed=seed,
+            **selection_options,
+        )
         hooks += selector.hooks()
     curve, eval_cpu, start = [], [0.0], [None]
 
@@ -197,18 +293,40 @@ def tradeoff_run(*, protocol, algorithm, method, fraction, seed, warm=True, devi
     hooks.append(Hook(record_curve, name="curve"))
     opt = {key: p[key] for key in _SGD}
     mt = algorithm == "mean_teacher"
-    tr = Trainer(make_model(protocol, task, seed), make_algorithm(algorithm, protocol, task), epochs=sched["epochs"],
-                 iterations_per_epoch="unlabeled", batch_size=p["batch_size"], unlabeled_batch_size=p["batch_size"],
-                 total_steps=sched["total_steps"], ema_decay=0.95 if mt else None, ema_warmup=mt, hooks=hooks,
-                 seed=seed, device=device, progress=False, num_classes=task["num_classes"],
-                 decay_norm_and_bias=p["model"] != "wrn28_2", **opt)
+    tr = Trainer(
+        make_model(protocol, task, seed),
+        make_algorithm(algorithm, protocol, task),
+        epochs=sched["epochs"],
+        iterations_per_epoch="unlabeled",
+        batch_size=p["batch_size"],
+        unlabeled_batch_size=p["batch_size"],
+        total_steps=sched["total_steps"],
+        ema_decay=0.95 if mt else None,
+        ema_warmup=mt,
+        hooks=hooks,
+        seed=seed,
+        device=device,
+        progress=False,
+        num_classes=task["num_classes"],
+        decay_norm_and_bias=p["model"] != "wrn28_2",
+        **opt,
+    )
     tr.fit(task["X_l"], task["y_l"], task["X_u"])
     sel = tr.timings_.get("hook:coreset", 0.0)
     sel_cpu = 0.0 if selector is None else sum(x["cpu_seconds"] for x in selector.selections_)
-    return {"test_acc": curve[-1][1], "seconds": round(tr.timings_["train"] + sel, 4),
-            "cpu_seconds": curve[-1][2], "selection_seconds": round(sel, 4), "selection_cpu_seconds": round(sel_cpu, 4), "n_selections": 0 if selector is None else len(selector.selections_),
-            "epochs": tr.epochs_run_, "iterations": tr.iteration, "k": sched["k"],
-            "warm_epochs": sched["warm_epochs"] if method != "full" else None, "curve": curve}
+    return {
+        "test_acc": curve[-1][1],
+        "seconds": round(tr.timings_["train"] + sel, 4),
+        "cpu_seconds": curve[-1][2],
+        "selection_seconds": round(sel, 4),
+        "selection_cpu_seconds": round(sel_cpu, 4),
+        "n_selections": 0 if selector is None else len(selector.selections_),
+        "epochs": tr.epochs_run_,
+        "iterations": tr.iteration,
+        "k": sched["k"],
+        "warm_epochs": sched["warm_epochs"] if method != "full" else None,
+        "curve": curve,
+    }
 
 
 def full_earlystop(full_metrics: dict, seconds: float, clock: str = "seconds") -> float:
@@ -226,8 +344,13 @@ def tradeoff_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS, metho
     every coreset method at every budget -- Full first, so Full-EarlyStop can be read off it."""
     _protocol(protocol)
     grid = [{"protocol": protocol, "algorithm": a, "method": "full", "fraction": 1.0} for a in algorithms]
-    grid += [{"protocol": protocol, "algorithm": a, "method": m, "fraction": f}
-             for a in algorithms for f in fractions for m in methods if m != "full"]
+    grid += [
+        {"protocol": protocol, "algorithm": a, "method": m, "fraction": f}
+        for a in algorithms
+        for f in fractions
+        for m in methods
+        if m != "full"
+    ]
     return grid
 
 
@@ -244,28 +367,60 @@ def tradeoff_rows(records, clock: str = "seconds") -> list[dict]:
         raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
     sel_key = "selection_seconds" if clock == "seconds" else "selection_cpu_seconds"
     recs = [r for r in records if set(r["config"]) == _MAIN_KEYS]  # the main grid, not its variants
-    full = {(r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
-            for r in recs if r["config"]["method"] == "full"}
+    full = {
+        (r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
+        for r in recs
+        if r["config"]["method"] == "full"
+    }
     rows = []
     for r in recs:
         c, m = r["config"], r["metrics"]
         f = full.get((c["protocol"], c["algorithm"], r["seed"]))
         if f is None:
             continue
-        base = {"protocol": c["protocol"], "algorithm": c["algorithm"], "seed": r["seed"],
-                "fraction": c["fraction"] if c["method"] != "full" else None}
+        base = {
+            "protocol": c["protocol"],
+            "algorithm": c["algorithm"],
+            "seed": r["seed"],
+            "fraction": c["fraction"] if c["method"] != "full" else None,
+        }
         if c["method"] == "full":
-            rows.append({**base, "method": "full", "test_acc": m["test_acc"], "seconds": m[clock],
-                         "speedup": 1.0, "speedup_no_selection": 1.0, "degradation": 0.0})
+            rows.append(
+                {
+                    **base,
+                    "method": "full",
+                    "test_acc": m["test_acc"],
+                    "seconds": m[clock],
+                    "speedup": 1.0,
+                    "speedup_no_selection": 1.0,
+                    "degradation": 0.0,
+                }
+            )
             continue
-        rows.append({**base, "method": c["method"], "test_acc": m["test_acc"], "seconds": m[clock],
-                     "speedup": f[clock] / m[clock], "speedup_no_selection": f[clock] / (m[clock] - m[sel_key]),
-                     "degradation": f["test_acc"] - m["test_acc"]})
+        rows.append(
+            {
+                **base,
+                "method": c["method"],
+                "test_acc": m["test_acc"],
+                "seconds": m[clock],
+                "speedup": f[clock] / m[clock],
+                "speedup_no_selection": f[clock] / (m[clock] - m[sel_key]),
+                "degradation": f["test_acc"] - m["test_acc"],
+            }
+        )
         if c["method"] == "retrieve":
             acc = full_earlystop(f, m[clock], clock)
-            rows.append({**base, "method": "full_earlystop", "test_acc": acc, "seconds": m[clock],
-                         "speedup": f[clock] / m[clock], "speedup_no_selection": None,
-                         "degradation": f["test_acc"] - acc})
+            rows.append(
+                {
+                    **base,
+                    "method": "full_earlystop",
+                    "test_acc": acc,
+                    "seconds": m[clock],
+                    "speedup": f[clock] / m[clock],
+                    "speedup_no_selection": None,
+                    "degradation": f["test_acc"] - acc,
+                }
+            )
     return rows
 
 
@@ -290,15 +445,22 @@ VARIANTS = {"no_warm": {"warm": False}, "cords_compatible": {"cords_compatible":
 def variant_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS) -> list[dict]:
     """Retrieve's variants (:data:`VARIANTS`) at every budget; the default Retrieve runs are the main grid's."""
     _protocol(protocol)
-    return [{"protocol": protocol, "algorithm": a, "method": "retrieve", "fraction": f, **extra}
-            for a in algorithms for f in fractions for extra in VARIANTS.values()]
+    return [
+        {"protocol": protocol, "algorithm": a, "method": "retrieve", "fraction": f, **extra}
+        for a in algorithms
+        for f in fractions
+        for extra in VARIANTS.values()
+    ]
 
 
 def variant_rows(records, clock: str = "cpu_seconds") -> list[dict]:
     """One row per (algorithm, fraction, seed, variant) -- "default" included -- with accuracy, time and the
     Full run's accuracy and time for the same seed (None when it is missing)."""
-    full = {(r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"] for r in records
-            if set(r["config"]) == _MAIN_KEYS and r["config"]["method"] == "full"}
+    full = {
+        (r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
+        for r in records
+        if set(r["config"]) == _MAIN_KEYS and r["config"]["method"] == "full"
+    }
     rows = []
     for r in records:
         c, m = r["config"], r["metrics"]
@@ -309,9 +471,18 @@ def variant_rows(records, clock: str = "cpu_seconds") -> list[dict]:
         if extra and not names:
             continue
         f = full.get((c["protocol"], c["algorithm"], r["seed"]))
-        rows.append({"protocol": c["protocol"], "algorithm": c["algorithm"], "fraction": c["fraction"],
-                     "seed": r["seed"], "variant": names[0] if names else "default", "test_acc": m["test_acc"],
-                     "seconds": m[clock], "selection_seconds": m["selection_seconds" if clock == "seconds"
-                                                                 else "selection_cpu_seconds"],
-                     "full_acc": None if f is None else f["test_acc"], "full_seconds": None if f is None else f[clock]})
+        rows.append(
+            {
+                "protocol": c["protocol"],
+                "algorithm": c["algorithm"],
+                "fraction": c["fraction"],
+                "seed": r["seed"],
+                "variant": names[0] if names else "default",
+                "test_acc": m["test_acc"],
+                "seconds": m[clock],
+                "selection_seconds": m["selection_seconds" if clock == "seconds" else "selection_cpu_seconds"],
+                "full_acc": None if f is None else f["test_acc"],
+                "full_seconds": None if f is None else f[clock],
+            }
+        )
     return rows

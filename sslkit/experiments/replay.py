@@ -24,8 +24,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 #: Metrics that are wall-clock times: they differ from run to run and are not compared.
-TIMING_METRICS = frozenset({"seconds", "select_seconds", "train_seconds", "gkh_seconds", "gkhr_seconds",
-                            "cpu_seconds", "selection_seconds", "selection_cpu_seconds"})
+TIMING_METRICS = frozenset(
+    {
+        "seconds",
+        "select_seconds",
+        "train_seconds",
+        "gkh_seconds",
+        "gkhr_seconds",
+        "cpu_seconds",
+        "selection_seconds",
+        "selection_cpu_seconds",
+    }
+)
 #: Metrics that are lists of ``[wall-clock, value, CPU time]`` points (paper C's per-epoch curves): only the
 #: values are compared.
 CURVE_METRICS = frozenset({"curve"})
@@ -303,8 +313,11 @@ def file_id(results_path) -> str:
 
 def comparable(metrics: Mapping) -> dict:
     """``metrics`` without the wall-clock fields of :data:`TIMING_METRICS`; curves reduced to their values."""
-    return {k: ([point[1] for point in v] if k in CURVE_METRICS else v) for k, v in metrics.items()
-            if k not in TIMING_METRICS}
+    return {
+        k: ([point[1] for point in v] if k in CURVE_METRICS else v)
+        for k, v in metrics.items()
+        if k not in TIMING_METRICS
+    }
 
 
 def replay(results_path, record: Mapping, *, threads: int = 1) -> dict:

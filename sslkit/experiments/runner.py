@@ -227,9 +227,7 @@ def results_path(name: str, scale: str, *, results_dir=None) -> Path:
     return Path(results_dir) / name / f"{scale}.jsonl"
 
 
-def run_grid(
-    fn, grid, results_path, *, seeds, scale="quick", progress=True, extra=None, hardware=None
-) -> list[dict]:
+def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, extra=None, hardware=None) -> list[dict]:
     """Run ``fn(**config, seed=seed)`` for every config of ``grid`` and every seed; return the records.
 
     Parameters

@@ -18,10 +18,10 @@ from .notebooks import registry, repo_root
 
 @dataclass(frozen=True)
 class Target:
-    paper: str          # "A", "B" or "C"
-    item: str           # "Table 1", "Figure 2", ...
+    paper: str  # "A", "B" or "C"
+    item: str  # "Table 1", "Figure 2", ...
     what: str
-    notebook: str | None = None   # registry name of the notebook that reproduces it (None: not yet)
+    notebook: str | None = None  # registry name of the notebook that reproduces it (None: not yet)
     note: str = ""
 
 
@@ -29,15 +29,22 @@ class Target:
 NOT_REPRODUCED = (
     Target("B", "Tables 2, 3, 6; Figures 4-5", "comparison with AL / SSAL approaches", note="not planned yet"),
     Target("C", "Figure 6 / Tables 11-13", "robust SSL: OOD (CIFAR-10, MNIST) and class imbalance"),
-    Target("C", "Figure 5 (IMDB, ELEC)", "traditional SSL on text",
-           note="not runnable offline: the IMDB / ELEC data and the pretrained LSTM language model cannot be fetched"),
+    Target(
+        "C",
+        "Figure 5 (IMDB, ELEC)",
+        "traditional SSL on text",
+        note="not runnable offline: the IMDB / ELEC data and the pretrained LSTM language model cannot be fetched",
+    ),
 )
 
 
 def targets() -> list[Target]:
     """Every item: the registered notebooks' targets and :data:`NOT_REPRODUCED`, sorted by paper and item."""
-    found = [Target(spec.paper, t["item"], t["what"], notebook=spec.name, note=t.get("note", ""))
-             for spec in registry() for t in spec.targets]
+    found = [
+        Target(spec.paper, t["item"], t["what"], notebook=spec.name, note=t.get("note", ""))
+        for spec in registry()
+        for t in spec.targets
+    ]
     return sorted(found + list(NOT_REPRODUCED), key=lambda t: (t.paper, t.item))
 
 
@@ -74,6 +81,14 @@ def scorecard(root: str | Path | None = None) -> pd.DataFrame:
     rows = []
     for t in targets():
         status, path = _status(t, root)
-        rows.append({"paper": t.paper, "item": t.item, "what": t.what, "status": status,
-                     "notebook": path or "-", "note": t.note})
+        rows.append(
+            {
+                "paper": t.paper,
+                "item": t.item,
+                "what": t.what,
+                "status": status,
+                "notebook": path or "-",
+                "note": t.note,
+            }
+        )
     return pd.DataFrame(rows)

@@ -172,9 +172,14 @@ def format_table(table: pd.DataFrame, digits: int = 1):
     """The ``"mean ± std"`` strings of an :func:`aggregate` table: rows x cols (a Series without cols)."""
     mean, std = table["mean"], table["std"]
     if isinstance(mean, pd.Series):
-        return pd.Series([format_mean_std(m, s, digits) for m, s in zip(mean, std)], index=mean.index, name="mean ± std")
+        return pd.Series(
+            [format_mean_std(m, s, digits) for m, s in zip(mean, std)], index=mean.index, name="mean ± std"
+        )
     return pd.DataFrame(
-        [[format_mean_std(mean.iloc[i, j], std.iloc[i, j], digits) for j in range(mean.shape[1])] for i in range(len(mean))],
+        [
+            [format_mean_std(mean.iloc[i, j], std.iloc[i, j], digits) for j in range(mean.shape[1])]
+            for i in range(len(mean))
+        ],
         index=mean.index,
         columns=mean.columns,
     )
@@ -191,7 +196,7 @@ def _ours_cells(ours: pd.DataFrame) -> tuple[dict, bool]:
     cells = {}
     for r in ours.index:
         for c in [_NO_COL] if flat else list(ours["mean"].columns):
-            get = (lambda stat: ours.loc[r, stat]) if flat else (lambda stat: ours.loc[r, (stat, c)])
+            get = (lambda stat, r=r: ours.loc[r, stat]) if flat else (lambda stat, r=r, c=c: ours.loc[r, (stat, c)])
             if pd.notna(get("n")) and get("n") > 0:
                 cells[(r, c)] = (float(get("mean")), float(get("std")), int(get("n")))
     return cells, not flat
@@ -293,8 +298,17 @@ def paper_comparison(
             pm, ps = paper_cells.get((r, c), (np.nan, np.nan))
             diff = om - pm
             flag = pd.NA if (math.isnan(diff) or math.isnan(ps)) else bool(abs(diff) > flag_sigma * ps)
-            values = dict(ours_mean=om, ours_std=os_, n=n, paper_mean=pm, paper_std=ps, diff=diff, flag=flag,
-                          rank=rank[c], paper_rank=paper_rank[c])
+            values = dict(
+                ours_mean=om,
+                ours_std=os_,
+                n=n,
+                paper_mean=pm,
+                paper_std=ps,
+                diff=diff,
+                flag=flag,
+                rank=rank[c],
+                paper_rank=paper_rank[c],
+            )
             for f in fields:
                 data.setdefault((c, f) if has_cols else f, []).append(values[f])
 
@@ -303,8 +317,9 @@ def paper_comparison(
     if has_cols:
         table.columns = pd.MultiIndex.from_tuples(list(data), names=[ours.columns.names[1], "field"])
     dtypes = {"n": "int64", "flag": "boolean", "rank": "Int64", "paper_rank": "Int64"}
-    table = table.astype({col: dtypes[col[1] if has_cols else col] for col in table.columns
-                          if (col[1] if has_cols else col) in dtypes})
+    table = table.astype(
+        {col: dtypes[col[1] if has_cols else col] for col in table.columns if (col[1] if has_cols else col) in dtypes}
+    )
     table.attrs.update(ours.attrs, flag_sigma=flag_sigma, higher_is_better=higher_is_better)
     return table
 
@@ -321,7 +336,9 @@ def comparison_layout(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
             "ours": [format_mean_std(m, s, digits) for m, s in zip(sub["ours_mean"], sub["ours_std"])],
             "n": [str(n) if n else "–" for n in sub["n"]],
             "paper": [format_mean_std(m, s, digits) for m, s in zip(sub["paper_mean"], sub["paper_std"])],
-            "diff": ["–" if _missing(d) else f"{d:+.{digits}f}" + (" !" if f else "") for d, f in zip(sub["diff"], flags)],
+            "diff": [
+                "–" if _missing(d) else f"{d:+.{digits}f}" + (" !" if f else "") for d, f in zip(sub["diff"], flags)
+            ],
         }
         if "rank" in sub:
             out["rank"] = [

@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 _DTYPE = torch.float64
-_TINY = 2.0 ** -60  # uniforms are clamped to [_TINY, 1 - _TINY] before an inverse CDF
+_TINY = 2.0**-60  # uniforms are clamped to [_TINY, 1 - _TINY] before an inverse CDF
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -279,7 +279,7 @@ def fit_logistic(X, y, *, epochs=100, lr=0.1, batch_size=10, seed=0):
     for _ in range(epochs):
         perm = torch.randperm(X.shape[0], generator=gen)
         for start in range(0, X.shape[0], batch_size):
-            idx = perm[start:start + batch_size]
+            idx = perm[start : start + batch_size]
             loss = loss_matrix(X[idx] @ w + b, "bce").gather(1, yy[idx, None]).mean()
             opt.zero_grad()
             loss.backward()
@@ -330,11 +330,11 @@ def _trial_risks(sampler, u, n_per_class, prior, n_unlabeled, k):
     R = torch.empty((T, k, k), dtype=_DTYPE)
     col = 0
     for m, n_m in enumerate(n_per_class):  # loop over classes, not trials
-        R[:, m, :] = sampler.labeled(m, u[:, col:col + n_m]).mean(dim=1)
+        R[:, m, :] = sampler.labeled(m, u[:, col : col + n_m]).mean(dim=1)
         col += n_m
     if n_unlabeled is None:
         return R, None
-    return R, sampler.unlabeled(prior, u[:, col:col + n_unlabeled]).mean(dim=1)
+    return R, sampler.unlabeled(prior, u[:, col : col + n_unlabeled]).mean(dim=1)
 
 
 def _setup(sampler, prior, n_per_class, n_unlabeled, trials, seed):
@@ -387,7 +387,9 @@ def _check_estimators(estimators, k):
     for name, a in estimators.items():
         a = np.asarray(a, dtype=np.float64).reshape(-1)
         if a.shape[0] not in (k, k - 1) or not np.isfinite(a).all():
-            raise ValueError(f"estimators[{name!r}] must be a finite vector of {k} or {k - 1} entries, got {a.tolist()}")
+            raise ValueError(
+                f"estimators[{name!r}] must be a finite vector of {k} or {k - 1} entries, got {a.tolist()}"
+            )
         out[name] = a
     return out
 
@@ -401,7 +403,9 @@ def resample_estimates(sampler, prior, n_per_class, n_unlabeled, estimators, *, 
     """
     k, p, n, n_u, trials, seed = _setup(sampler, prior, n_per_class, n_unlabeled, trials, seed)
     estimators = _check_estimators(estimators, k)
-    coef = {name: [torch.as_tensor(c, dtype=_DTYPE) for c in linear_coefficients(p, a)] for name, a in estimators.items()}
+    coef = {
+        name: [torch.as_tensor(c, dtype=_DTYPE) for c in linear_coefficients(p, a)] for name, a in estimators.items()
+    }
     R, R_u = resample_risks(sampler, p, n, n_u, trials=trials, seed=seed, chunk_size=chunk_size)
     return {name: (torch.einsum("tij,ij->t", R, alpha) + R_u @ beta).numpy() for name, (alpha, beta) in coef.items()}
 
@@ -425,8 +429,12 @@ def naive_resample_estimates(sampler, prior, n_per_class, n_unlabeled, estimator
     n_l = sum(n)
     for t in range(trials):
         u = torch.rand(D, generator=gen, dtype=_DTYPE)
-        losses_l = torch.cat([sampler.labeled(m, u[start:start + n_m])
-                              for m, (start, n_m) in enumerate(zip(np.cumsum([0] + n[:-1]), n))])
+        losses_l = torch.cat(
+            [
+                sampler.labeled(m, u[start : start + n_m])
+                for m, (start, n_m) in enumerate(zip(np.cumsum([0] + n[:-1]), n))
+            ]
+        )
         R = component_risks(losses_l, y_l, k)
         R_u = R_u_exact if n_u is None else unlabeled_risks(sampler.unlabeled(p, u[n_l:]))
         for name, a in estimators.items():
@@ -465,7 +473,7 @@ def variance_ratio(x, y):
         raise ValueError(f"x and y must be paired trials of the same shape, got {x.shape} and {y.shape}")
     dx2, dy2 = (x - x.mean()) ** 2, (y - y.mean()) ** 2
     vx, vy = dx2.mean(), dy2.mean()
-    infl = (dx2 - vx) / vy - vx * (dy2 - vy) / vy ** 2
+    infl = (dx2 - vx) / vy - vx * (dy2 - vy) / vy**2
     return float(vx / vy), float(infl.std(ddof=1) / math.sqrt(x.size))
 
 
@@ -489,14 +497,16 @@ def theoretical_variance(population, prior, n_per_class, n_unlabeled, a) -> floa
     raise ValueError(f"a must have {k} or {k - 1} entries, got {a.shape[0]}")
 
 
-def variance_cell(sampler, prior, n_per_class, n_unlabeled, estimators, *, trials, seed, reference=None,
-                  chunk_size=None) -> dict:
+def variance_cell(
+    sampler, prior, n_per_class, n_unlabeled, estimators, *, trials, seed, reference=None, chunk_size=None
+) -> dict:
     """One experimental condition: resample, then per estimator the empirical mean and variance with
     standard errors, the theoretical variance, and the variance ratio to ``reference`` (empirical with
     SE, and theoretical). Returns a flat JSON-friendly dict (keys ``<name>_<stat>``) plus ``risk`` = R(g).
     """
-    est = resample_estimates(sampler, prior, n_per_class, n_unlabeled, estimators, trials=trials, seed=seed,
-                             chunk_size=chunk_size)
+    est = resample_estimates(
+        sampler, prior, n_per_class, n_unlabeled, estimators, trials=trials, seed=seed, chunk_size=chunk_size
+    )
     pop = sampler.population()
     out = {"risk": pop.risk(prior), "trials": int(trials)}
     theory = {}
@@ -504,16 +514,24 @@ def variance_cell(sampler, prior, n_per_class, n_unlabeled, estimators, *, trial
         m, m_se = mean_with_se(est[name])
         v, v_se = variance_with_se(est[name])
         theory[name] = theoretical_variance(pop, prior, n_per_class, n_unlabeled, a)
-        out.update({f"{name}_mean": m, f"{name}_mean_se": m_se, f"{name}_var": v, f"{name}_var_se": v_se,
-                    f"{name}_var_theory": theory[name],
-                    f"{name}_var_theory_inf": theoretical_variance(pop, prior, n_per_class, None, a)})
+        out.update(
+            {
+                f"{name}_mean": m,
+                f"{name}_mean_se": m_se,
+                f"{name}_var": v,
+                f"{name}_var_se": v_se,
+                f"{name}_var_theory": theory[name],
+                f"{name}_var_theory_inf": theoretical_variance(pop, prior, n_per_class, None, a),
+            }
+        )
     if reference is not None:
         for name in estimators:
             if name == reference:
                 continue
             r, r_se = variance_ratio(est[name], est[reference])
-            out.update({f"{name}_ratio": r, f"{name}_ratio_se": r_se,
-                        f"{name}_ratio_theory": theory[name] / theory[reference]})
+            out.update(
+                {f"{name}_ratio": r, f"{name}_ratio_se": r_se, f"{name}_ratio_theory": theory[name] / theory[reference]}
+            )
     return out
 
 
@@ -573,15 +591,14 @@ def heldout_scores_binary(dataset, *, train_fraction=0.2, seed=0):
     return X_pool @ w + b, dataset.y[split.test]
 
 
-def heldout_losses_multiclass(dataset, *, train_fraction=0.2, labeled_per_class=10, n_val=60, seed=0,
-                              device="cpu"):
+def heldout_losses_multiclass(dataset, *, train_fraction=0.2, labeled_per_class=10, n_val=60, seed=0, device="cpu"):
     """App. B: split off ``train_fraction`` of the rows (the rest is the held-out pool); train a network
     with one hidden layer of 256 units (ReLU, dropout 0.2) on ``labeled_per_class`` labeled rows per class
     with Adam (1e-3, weight decay 1e-4), batches of 64, ≤ 200 epochs and early stopping on the accuracy of
     ``n_val`` validation rows of the training part (patience 20, min-delta 1e-4; App. C). Returns the
     cross-entropy loss matrix of the pool (N_pool, k), the pool labels and the pool accuracy."""
-    from sslkit.data import make_split, standardize
     from sslkit.algorithms import Supervised
+    from sslkit.data import make_split, standardize
     from sslkit.engine import EarlyStopping, Trainer
     from sslkit.models import MLP
     from sslkit.risk import loss_matrix
@@ -590,13 +607,24 @@ def heldout_losses_multiclass(dataset, *, train_fraction=0.2, labeled_per_class=
     n_pool = int(round((1 - train_fraction) * len(dataset.y)))
     split = make_split(dataset.y, labeled_per_class, n_val=n_val, n_test=n_pool, seed=seed)
     train_rows = np.concatenate([split.labeled, split.unlabeled, split.val])
-    _, X_l, X_val, X_pool = standardize(dataset.X[train_rows], dataset.X[split.labeled], dataset.X[split.val],
-                                        dataset.X[split.test])
+    _, X_l, X_val, X_pool = standardize(
+        dataset.X[train_rows], dataset.X[split.labeled], dataset.X[split.val], dataset.X[split.test]
+    )
     torch.manual_seed(seed)  # the initial weights
     model = MLP(dataset.X.shape[1], k, hidden=(256,), dropout=0.2)
-    trainer = Trainer(model, Supervised(), device=device, optimizer="adam", lr=1e-3, weight_decay=1e-4, epochs=200,
-                      batch_size=64, early_stopping=EarlyStopping(patience=20, min_delta=1e-4), seed=seed,
-                      progress=False)
+    trainer = Trainer(
+        model,
+        Supervised(),
+        device=device,
+        optimizer="adam",
+        lr=1e-3,
+        weight_decay=1e-4,
+        epochs=200,
+        batch_size=64,
+        early_stopping=EarlyStopping(patience=20, min_delta=1e-4),
+        seed=seed,
+        progress=False,
+    )
     trainer.fit(X_l, dataset.y[split.labeled], X_val=X_val, y_val=dataset.y[split.val])
     net = trainer.eval_model.eval()
     with torch.no_grad():
@@ -630,8 +658,9 @@ def comparison_estimators(population, prior, n_per_class, n_unlabeled, loss, *, 
         est["PNU"] = np.asarray(pnu_optimal_a(C, p, n))
     est["lin"] = np.asarray(solve(C, p, n))
     if n_unlabeled is not None:
-        est["lin_nU"] = np.asarray(solve(C, p, n, n_unlabeled=n_unlabeled,
-                                         unlabeled_covariance=population.unlabeled_covariance(p)))
+        est["lin_nU"] = np.asarray(
+            solve(C, p, n, n_unlabeled=n_unlabeled, unlabeled_covariance=population.unlabeled_covariance(p))
+        )
     return est
 
 
@@ -671,5 +700,12 @@ def figure1_cell(samplers, dataset, loss, theta1, n_unlabeled, *, trials=FIGURE1
     """One point of Figure 1: θ = (θ_1, 1 - θ_1), n_1 = n_2 = 30, ``n_unlabeled`` unlabeled samples;
     the resampling seed is derived from ``seed`` and the condition (:func:`cell_seed`)."""
     prior = [float(theta1), 1.0 - float(theta1)]
-    return comparison_cell(samplers[(dataset, loss)], loss, prior, FIGURE1_N_PER_CLASS, n_unlabeled, trials=trials,
-                           seed=cell_seed(seed, "figure1", dataset, loss, float(theta1), n_unlabeled))
+    return comparison_cell(
+        samplers[(dataset, loss)],
+        loss,
+        prior,
+        FIGURE1_N_PER_CLASS,
+        n_unlabeled,
+        trials=trials,
+        seed=cell_seed(seed, "figure1", dataset, loss, float(theta1), n_unlabeled),
+    )

@@ -52,8 +52,9 @@ def entry_path(cache_dir, label: str, extractor: str, settings: dict, data_diges
             f"cache_key must be 1-80 characters from letters, digits and '_.+=-' (it becomes part of a file "
             f"name), got {label!r}"
         )
-    blob = json.dumps({"format": _FORMAT, "extractor": extractor, "settings": settings, "data": data_digest},
-                      sort_keys=True)
+    blob = json.dumps(
+        {"format": _FORMAT, "extractor": extractor, "settings": settings, "data": data_digest}, sort_keys=True
+    )
     digest = hashlib.sha256(blob.encode()).hexdigest()[:20]
     return Path(cache_dir) / f"{label}-{extractor}-{digest}.npy"
 
@@ -94,8 +95,7 @@ def save(path: Path, features: np.ndarray, info: dict) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
         np.save(f, features, allow_pickle=False)
-    meta = dict(info, format=_FORMAT, shape=list(features.shape), dtype=str(features.dtype),
-                sha256=_file_sha256(tmp))
+    meta = dict(info, format=_FORMAT, shape=list(features.shape), dtype=str(features.dtype), sha256=_file_sha256(tmp))
     tmp_record = tmp.with_suffix(".json.tmp")
     tmp_record.write_text(json.dumps(meta, indent=1, sort_keys=True))
     os.replace(tmp, path)

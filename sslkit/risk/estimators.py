@@ -281,7 +281,9 @@ def symmetric_linear_risk(R, R_u, prior, a, nonnegative=False):
     k = p.shape[0]
     av = float_array(a, "a", like)
     if av.ndim != 1 or av.shape[0] != k - 1:
-        raise ValueError(f"a must have shape ({k - 1},) (k - 1 parameters, Thm 6) for {k} classes, got {tuple(av.shape)}")
+        raise ValueError(
+            f"a must have shape ({k - 1},) (k - 1 parameters, Thm 6) for {k} classes, got {tuple(av.shape)}"
+        )
     if like is not None:
         full = torch.cat([av.to(p.dtype), p[-1:]])
     else:

@@ -88,13 +88,17 @@ def loss_matrix(outputs, loss):
     if loss == "bce":
         if g.ndim != 1:
             raise ValueError(
-                f"loss 'bce' needs a binary score of shape (n,) or (n, 1), got {tuple(outputs.shape)}; use 'ce' for (n, k) logits"
+                f"loss 'bce' needs a binary score of shape (n,) or (n, 1), got {tuple(outputs.shape)}; "
+                "use 'ce' for (n, k) logits"
             )
         L = torch.stack([F.softplus(-g), F.softplus(g)], dim=1)
     else:
         if g.ndim == 1:
             if loss == "ce":
-                raise ValueError(f"loss 'ce' needs (n, k) logits with k >= 2, got shape {tuple(outputs.shape)}; use 'bce' for a score")
+                raise ValueError(
+                    f"loss 'ce' needs (n, k) logits with k >= 2, got shape {tuple(outputs.shape)}; "
+                    "use 'bce' for a score"
+                )
             g = torch.stack([g / 2, -g / 2], dim=1)
         if g.ndim != 2 or g.shape[1] < 2:
             raise ValueError(f"outputs must have shape (n, k) with k >= 2, got {tuple(outputs.shape)}")

@@ -124,7 +124,9 @@ def _covs(ctx, covariances, k, name="covariances", allow_truncated=False):
     shapes = [(k, k, k)] + ([(k, k - 1, k - 1)] if allow_truncated else [])
     if tuple(C.shape) not in shapes:
         want = " or ".join(str(s) for s in shapes)
-        raise ValueError(f"{name} must have shape {want} for {k} classes (one k x k matrix C_m per class), got {tuple(C.shape)}")
+        raise ValueError(
+            f"{name} must have shape {want} for {k} classes (one k x k matrix C_m per class), got {tuple(C.shape)}"
+        )
     ctx.finite(C, name)
     return C
 
@@ -167,7 +169,12 @@ def _vector(ctx, a, size, name="a"):
 
 
 def _solve_checked(ctx, A, b, ridge, what):
-    if isinstance(ridge, (bool, np.bool_)) or not isinstance(ridge, numbers.Real) or not ridge >= 0 or math.isinf(ridge):
+    if (
+        isinstance(ridge, (bool, np.bool_))
+        or not isinstance(ridge, numbers.Real)
+        or not ridge >= 0
+        or math.isinf(ridge)
+    ):
         raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
     size = A.shape[0]
     A = A + ridge * ctx.eye(size)
@@ -198,7 +205,7 @@ def _system(C, p, n, D, U):
 
 def _variance(C, p, n, D, U, a):
     """Σ_m w_m (Qa - d_m)ᵀ C_m (Qa - d_m) + (1/n_U) vᵀ C_U v, v = 1 - Qa (first form of eq. 8)."""
-    w = p ** 2 / n
+    w = p**2 / n
     qa = a / p[: a.shape[0]]
     X = qa[None, :] - D  # row m: Qa - d_m
     var = (w * ((X[:, None, :] @ C @ X[:, :, None])[:, 0, 0])).sum()
@@ -269,7 +276,9 @@ def mixture_covariance(covariances, class_means, prior):
     C = _covs(ctx, covariances, k)
     mu = ctx.arr(class_means, "class_means")
     if tuple(mu.shape) != (k, k):
-        raise ValueError(f"class_means must have shape ({k}, {k}) (row m = mean loss vector of class m), got {tuple(mu.shape)}")
+        raise ValueError(
+            f"class_means must have shape ({k}, {k}) (row m = mean loss vector of class m), got {tuple(mu.shape)}"
+        )
     ctx.finite(mu, "class_means")
     centred = mu - p @ mu
     within = (p[:, None, None] * C).sum(0)
@@ -324,7 +333,7 @@ def variance_reduction(covariances, prior, n_per_class, *, n_unlabeled=None, unl
     ctx, p, k, n = _setup(covariances, prior, n_per_class, unlabeled_covariance)
     C = _covs(ctx, covariances, k)
     U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k)
-    w = p ** 2 / n
+    w = p**2 / n
     S = (w[:, None, None] * C).sum(0)
     u = _u_vector(ctx, C, w, k)
     return ctx.out(_reduction(ctx, S, u, U, "S = Σ_m w_m C_m"))
@@ -346,7 +355,7 @@ def minimum_variance(covariances, prior, n_per_class, *, n_unlabeled=None, unlab
     ctx, p, k, n = _setup(covariances, prior, n_per_class, unlabeled_covariance)
     C = _covs(ctx, covariances, k)
     U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k)
-    w = p ** 2 / n
+    w = p**2 / n
     S = (w[:, None, None] * C).sum(0)
     u = _u_vector(ctx, C, w, k)
     idx = torch.arange(k, device=C.device) if ctx.torch else np.arange(k)
@@ -363,7 +372,7 @@ def equal_covariance_a(prior, n_per_class):
     ctx = _Ctx(prior, n_per_class)
     p = ctx.arr(check_prior(prior, ctx.like), "prior")
     n = _counts(ctx, n_per_class, p.shape[0])
-    w = p ** 2 / n
+    w = p**2 / n
     return ctx.out(p * (1 - w / w.sum()))
 
 
@@ -381,7 +390,7 @@ def pnu_eta(prior, n_per_class):
     ctx = _Ctx(prior, n_per_class)
     p = _binary(ctx, prior)
     n = _counts(ctx, n_per_class, 2)
-    psi = p ** 2 / n
+    psi = p**2 / n
     return ctx.out((psi[1] - psi[0]) / (psi[0] + psi[1]))
 
 
@@ -453,9 +462,12 @@ def pnu_optimal_a(covariances, prior, n_per_class, *, n_unlabeled=None, unlabele
 
 def pnu_minimum_variance(covariances, prior, n_per_class, *, n_unlabeled=None, unlabeled_covariance=None):
     """min(Var(PNPU^η*_PU), Var(PNNU^η*_NU)) -- the PNU side of eq. (11)."""
-    a = pnu_optimal_a(covariances, prior, n_per_class, n_unlabeled=n_unlabeled, unlabeled_covariance=unlabeled_covariance)
-    return estimator_variance(a, covariances, prior, n_per_class,
-                              n_unlabeled=n_unlabeled, unlabeled_covariance=unlabeled_covariance)
+    a = pnu_optimal_a(
+        covariances, prior, n_per_class, n_unlabeled=n_unlabeled, unlabeled_covariance=unlabeled_covariance
+    )
+    return estimator_variance(
+        a, covariances, prior, n_per_class, n_unlabeled=n_unlabeled, unlabeled_covariance=unlabeled_covariance
+    )
 
 
 # ----------------------------------------------------------------------------- symmetric loss (Thm 6-8)
@@ -494,7 +506,7 @@ def symmetric_minimum_variance(covariances, prior, n_per_class, *, n_unlabeled=N
     """
     ctx, p, k, n, C = _sym_setup(covariances, prior, n_per_class, unlabeled_covariance)
     U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k - 1, truncate=True)
-    w = p ** 2 / n
+    w = p**2 / n
     S = (w[:, None, None] * C).sum(0)
     km = k - 1
     idx = torch.arange(km, device=C.device) if ctx.torch else np.arange(km)
@@ -513,7 +525,9 @@ def _rho(rho1, rho2):
     if not rho1 > 0:
         raise ValueError(f"rho1 (the common variance (C)_ii) must be > 0, got {rho1!r}")
     if not rho1 > rho2:
-        raise ValueError(f"rho1 must exceed rho2 (C = (ρ1-ρ2)I + ρ2 11ᵀ positive definite needs ρ1 > ρ2), got {rho1!r} <= {rho2!r}")
+        raise ValueError(
+            f"rho1 must exceed rho2 (C = (ρ1-ρ2)I + ρ2 11ᵀ positive definite needs ρ1 > ρ2), got {rho1!r} <= {rho2!r}"
+        )
     return float(rho1), float(rho2)
 
 
@@ -526,7 +540,7 @@ def _w(prior, n_per_class):
     ctx = _Ctx()
     p = check_prior(_np(prior))
     n = _counts(ctx, _np(n_per_class), p.shape[0])
-    return p ** 2 / n
+    return p**2 / n
 
 
 def variance_reduction_equal_cov(rho1, rho2, prior, n_per_class):
@@ -538,7 +552,7 @@ def variance_reduction_equal_cov(rho1, rho2, prior, n_per_class):
     if abs(r1 + (k - 1) * r2) < 1e-12 * r1:
         raise ValueError(f"C is singular: ρ1 + (k-1)ρ2 = 0 for ρ1={r1}, ρ2={r2}, k={k} (Thm 4 assumes C invertible)")
     W = w.sum()
-    return np.float64((r1 - r2) * (w ** 2).sum() / W + r2 * W)
+    return np.float64((r1 - r2) * (w**2).sum() / W + r2 * W)
 
 
 def variance_reduction_upper_bound(rho1, rho2, prior, n_per_class):
@@ -556,4 +570,4 @@ def pnu_variance_gap(rho1, rho2, prior, n_per_class):
     w = _w(prior, n_per_class)
     if w.shape[0] != 2:
         raise ValueError(f"Theorem 5 is binary: prior must have 2 entries, got {w.shape[0]}")
-    return np.float64(min(w[0] ** 2, w[1] ** 2) * (r1 ** 2 - r2 ** 2) / (w.sum() * r1))
+    return np.float64(min(w[0] ** 2, w[1] ** 2) * (r1**2 - r2**2) / (w.sum() * r1))

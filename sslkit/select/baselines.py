@@ -18,8 +18,7 @@ from sslkit._checks import check_count, check_seed
 from sslkit.device import resolve_device
 from sslkit.select.kernel import DEFAULT_BLOCK_SIZE, check_block_size, check_features
 
-__all__ = ["RandomSelector", "StratifiedSelector", "KMeansSelector", "USLSelector", "ActiveFTSelector",
-           "kmeans"]
+__all__ = ["RandomSelector", "StratifiedSelector", "KMeansSelector", "USLSelector", "ActiveFTSelector", "kmeans"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -64,8 +63,8 @@ def _nearest(X: torch.Tensor, C: torch.Tensor, block_size: int):
     labels = torch.empty(X.shape[0], dtype=torch.long, device=X.device)
     dist = torch.empty(X.shape[0], dtype=X.dtype, device=X.device)
     for i in range(0, X.shape[0], rows):
-        d, j = _sq_dists(X[i:i + rows], C, C_sq).min(dim=1)
-        labels[i:i + rows], dist[i:i + rows] = j, d
+        d, j = _sq_dists(X[i : i + rows], C, C_sq).min(dim=1)
+        labels[i : i + rows], dist[i : i + rows] = j, d
     return labels, dist
 
 
@@ -85,7 +84,7 @@ def _kmeanspp(X: torch.Tensor, k: int, rng: np.random.Generator) -> torch.Tensor
         if total > 0:
             nxt = int(np.searchsorted(np.cumsum(w), rng.random() * total, side="right"))
             nxt = min(nxt, n - 1)
-            while w[nxt] == 0.0:          # guard against rounding at the edges of the cumulative sum
+            while w[nxt] == 0.0:  # guard against rounding at the edges of the cumulative sum
                 nxt = (nxt + 1) % n
         else:
             free = np.setdiff1d(np.arange(n), chosen)
@@ -95,8 +94,16 @@ def _kmeanspp(X: torch.Tensor, k: int, rng: np.random.Generator) -> torch.Tensor
     return torch.as_tensor(chosen, device=X.device)
 
 
-def kmeans(X, k: int, *, init: str = "k-means++", max_iter: int = 100, seed=0,
-           block_size: int = DEFAULT_BLOCK_SIZE, device="auto"):
+def kmeans(
+    X,
+    k: int,
+    *,
+    init: str = "k-means++",
+    max_iter: int = 100,
+    seed=0,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    device="auto",
+):
     """Lloyd's k-means on the rows of ``X``; returns ``(centroids, labels, n_iter)``.
 
     * ``init``: ``"k-means++"`` (D^2 seeding) or ``"random"`` (k distinct rows, uniform), drawn with
@@ -123,7 +130,7 @@ def kmeans(X, k: int, *, init: str = "k-means++", max_iter: int = 100, seed=0,
     C = X[seeds].clone()
     labels = None
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 (returned: the iterations run)
         new_labels, dist = _nearest(X, C, block_size)
         if labels is not None and bool((new_labels == labels).all()):
             break
@@ -133,7 +140,7 @@ def kmeans(X, k: int, *, init: str = "k-means++", max_iter: int = 100, seed=0,
         empty = torch.nonzero(counts == 0).flatten()
         C = sums / counts.clamp(min=1).to(X.dtype)[:, None]
         if empty.numel():
-            far = torch.argsort(dist, descending=True, stable=True)[:empty.numel()]
+            far = torch.argsort(dist, descending=True, stable=True)[: empty.numel()]
             C[empty] = X[far]
     labels, _ = _nearest(X, C, block_size)
     return C, labels, n_iter
@@ -208,7 +215,7 @@ def _unique_nearest(X: torch.Tensor, C: torch.Tensor, order: torch.Tensor) -> np
     X_sq = (X * X).sum(dim=1)
     out = np.empty(C.shape[0], dtype=np.int64)
     for c in order.tolist():
-        d = _sq_dists(C[c:c + 1], X, X_sq)[0]
+        d = _sq_dists(C[c : c + 1], X, X_sq)[0]
         d[taken] = float("inf")
         j = int(torch.argmin(d))
         taken[j] = True
@@ -227,8 +234,9 @@ class KMeansSelector(_Selector):
     ``indices_[c]`` belongs to centroid ``c``. Attributes: ``centroids_``, ``labels_``, ``n_iter_``.
     """
 
-    def __init__(self, m, *, init="k-means++", max_iter: int = 100, seed=0, device="auto",
-                 block_size: int = DEFAULT_BLOCK_SIZE):
+    def __init__(
+        self, m, *, init="k-means++", max_iter: int = 100, seed=0, device="auto", block_size: int = DEFAULT_BLOCK_SIZE
+    ):
         super().__init__(m, seed=seed, device=device)
         if init not in ("k-means++", "random"):
             raise ValueError(f"init must be 'k-means++' or 'random', got {init!r}")
@@ -239,9 +247,16 @@ class KMeansSelector(_Selector):
     def fit(self, X, y=None):
         X = check_features(X, device=resolve_device(self.device))
         _check_m_le_n(self.m, X.shape[0])
-        C, labels, n_iter = kmeans(X, self.m, init=self.init, max_iter=self.max_iter, seed=self.seed,
-                                   block_size=self.block_size, device=X.device)
-        _, dist = _nearest(C, X, self.block_size)        # each centroid's distance to its nearest sample
+        C, labels, n_iter = kmeans(
+            X,
+            self.m,
+            init=self.init,
+            max_iter=self.max_iter,
+            seed=self.seed,
+            block_size=self.block_size,
+            device=X.device,
+        )
+        _, dist = _nearest(C, X, self.block_size)  # each centroid's distance to its nearest sample
         order = torch.argsort(dist, stable=True)
         self.indices_ = _unique_nearest(X, C, order)
         self.centroids_ = C.cpu().numpy()
@@ -260,8 +275,7 @@ def _segment_argmax(score: torch.Tensor, labels: torch.Tensor, k: int) -> torch.
     n = score.shape[0]
     best = torch.full((k,), -float("inf"), dtype=score.dtype, device=score.device)
     best = best.scatter_reduce(0, labels, score, reduce="amax")
-    idx = torch.where(score == best[labels], torch.arange(n, device=score.device),
-                      torch.full_like(labels, n))
+    idx = torch.where(score == best[labels], torch.arange(n, device=score.device), torch.full_like(labels, n))
     pick = torch.full((k,), n, dtype=torch.long, device=score.device).scatter_reduce(0, labels, idx, reduce="amin")
     return torch.where(pick == n, torch.full_like(pick, -1), pick)
 
@@ -286,9 +300,22 @@ class USLSelector(_Selector):
     highest-scoring unpicked samples. ``indices_`` is in cluster order. Time ``O(n^2 d)`` for the k-NN.
     """
 
-    def __init__(self, m, *, knn: int = 400, kmeans_iter: int = 200, n_iter: int = 10, weight: float = 0.5,
-                 momentum: float = 0.9, power: float = 0.5, horizon: float = 4.0, normalize: bool = True,
-                 seed=0, device="auto", block_size: int = DEFAULT_BLOCK_SIZE):
+    def __init__(
+        self,
+        m,
+        *,
+        knn: int = 400,
+        kmeans_iter: int = 200,
+        n_iter: int = 10,
+        weight: float = 0.5,
+        momentum: float = 0.9,
+        power: float = 0.5,
+        horizon: float = 4.0,
+        normalize: bool = True,
+        seed=0,
+        device="auto",
+        block_size: int = DEFAULT_BLOCK_SIZE,
+    ):
         super().__init__(m, seed=seed, device=device)
         self.knn = check_count(knn, "knn", allow_zero=False)
         self.kmeans_iter = check_count(kmeans_iter, "kmeans_iter", allow_zero=False)
@@ -309,8 +336,8 @@ class USLSelector(_Selector):
         X_sq = (X * X).sum(dim=1)
         dbar = torch.empty(n, dtype=X.dtype, device=X.device)
         for i in range(0, n, rows):
-            D = _sq_dists(X[i:i + rows], X, X_sq)
-            dbar[i:i + rows] = torch.topk(D, K, dim=1, largest=False).values.mean(dim=1)
+            D = _sq_dists(X[i : i + rows], X, X_sq)
+            dbar[i : i + rows] = torch.topk(D, K, dim=1, largest=False).values.mean(dim=1)
         return 1.0 / dbar.clamp(min=1e-12)
 
     def fit(self, X, y=None):
@@ -320,8 +347,9 @@ class USLSelector(_Selector):
         if self.normalize:
             X = torch.nn.functional.normalize(X, dim=1)
         density = self._density(X)
-        _, labels, _ = kmeans(X, m, init="random", max_iter=self.kmeans_iter, seed=self.seed,
-                              block_size=self.block_size, device=X.device)
+        _, labels, _ = kmeans(
+            X, m, init="random", max_iter=self.kmeans_iter, seed=self.seed, block_size=self.block_size, device=X.device
+        )
         R = torch.zeros(n, dtype=X.dtype, device=X.device)
         picks = _segment_argmax(density, labels, m)
         rows = _row_block(m, self.block_size)
@@ -331,17 +359,17 @@ class USLSelector(_Selector):
             S_sq = (S * S).sum(dim=1)
             new = torch.empty(n, dtype=X.dtype, device=X.device)
             for i in range(0, n, rows):
-                d2 = _sq_dists(X[i:i + rows], S, S_sq).clamp_(min=1e-12)
-                keep = (d2 < self.horizon) & (labels[i:i + rows, None] != labels[valid][None, :])
-                new[i:i + rows] = torch.where(keep, d2.pow(-self.power), torch.zeros_like(d2)).sum(dim=1)
+                d2 = _sq_dists(X[i : i + rows], S, S_sq).clamp_(min=1e-12)
+                keep = (d2 < self.horizon) & (labels[i : i + rows, None] != labels[valid][None, :])
+                new[i : i + rows] = torch.where(keep, d2.pow(-self.power), torch.zeros_like(d2)).sum(dim=1)
             R = self.momentum * R + (1.0 - self.momentum) * new
             picks = _segment_argmax(density - self.weight * R, labels, m)
         score = density - self.weight * R
         chosen = picks[picks >= 0]
-        if chosen.numel() < m:                  # empty clusters: fill with the best unpicked samples
+        if chosen.numel() < m:  # empty clusters: fill with the best unpicked samples
             s = score.clone()
             s[chosen] = -float("inf")
-            extra = torch.argsort(s, descending=True, stable=True)[:m - chosen.numel()]
+            extra = torch.argsort(s, descending=True, stable=True)[: m - chosen.numel()]
             chosen = torch.cat([chosen, extra])
         self.indices_ = chosen.cpu().numpy().astype(np.int64)
         self.labels_ = labels.cpu().numpy()
@@ -370,8 +398,18 @@ class ActiveFTSelector(_Selector):
     stochastic, cheaper variant (a deviation, off by default).
     """
 
-    def __init__(self, m, *, n_iter: int = 300, lr: float = 1e-3, temperature: float = 0.07,
-                 batch_size=None, seed=0, device="auto", block_size: int = DEFAULT_BLOCK_SIZE):
+    def __init__(
+        self,
+        m,
+        *,
+        n_iter: int = 300,
+        lr: float = 1e-3,
+        temperature: float = 0.07,
+        batch_size=None,
+        seed=0,
+        device="auto",
+        block_size: int = DEFAULT_BLOCK_SIZE,
+    ):
         super().__init__(m, seed=seed, device=device)
         self.n_iter = check_count(n_iter, "n_iter")
         for name, v in (("lr", lr), ("temperature", temperature)):
@@ -393,11 +431,14 @@ class ActiveFTSelector(_Selector):
         tau = self.temperature
         self.loss_history_ = []
         for _ in range(self.n_iter):
-            batch = F if self.batch_size is None or self.batch_size >= n else \
-                F[torch.as_tensor(rng.choice(n, size=self.batch_size, replace=False), device=X.device)]
-            sim = batch @ C.T / tau                                   # (n, m)
+            batch = (
+                F
+                if self.batch_size is None or self.batch_size >= n
+                else F[torch.as_tensor(rng.choice(n, size=self.batch_size, replace=False), device=X.device)]
+            )
+            sim = batch @ C.T / tau  # (n, m)
             pos, k = sim.max(dim=1)
-            lse_c = torch.logsumexp(C @ C.detach().T / tau, dim=1)    # (m,)
+            lse_c = torch.logsumexp(C @ C.detach().T / tau, dim=1)  # (m,)
             loss = (torch.logaddexp(pos, lse_c[k]) - pos).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -409,7 +450,7 @@ class ActiveFTSelector(_Selector):
         taken = torch.zeros(n, dtype=torch.bool, device=X.device)
         out = np.empty(m, dtype=np.int64)
         for c0 in range(0, m, self.block_size):
-            sims = C[c0:c0 + self.block_size] @ F.T                  # (block, n)
+            sims = C[c0 : c0 + self.block_size] @ F.T  # (block, n)
             for r in range(sims.shape[0]):
                 s = sims[r].masked_fill(taken, -float("inf"))
                 j = int(torch.argmax(s))

@@ -75,8 +75,18 @@ class _Herding:
 
     _replace = False
 
-    def __init__(self, m, *, alpha="auto", bandwidth="median", device="auto",
-                 block_size: int = DEFAULT_BLOCK_SIZE, bandwidth_samples: int = 5000, seed=0, lookahead=None):
+    def __init__(
+        self,
+        m,
+        *,
+        alpha="auto",
+        bandwidth="median",
+        device="auto",
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        bandwidth_samples: int = 5000,
+        seed=0,
+        lookahead=None,
+    ):
         self.m = check_count(m, "m", allow_zero=False)
         if not (isinstance(alpha, str) and alpha == "auto"):
             check_alpha(alpha)
@@ -104,8 +114,7 @@ class _Herding:
         X = check_features(X, device=dev)
         n = X.shape[0]
         if not self._replace and self.m > n:
-            raise ValueError(f"m = {self.m} exceeds the number of samples n = {n} "
-                             "(GKHR selects without replacement)")
+            raise ValueError(f"m = {self.m} exceeds the number of samples n = {n} (GKHR selects without replacement)")
         alpha = auto_alpha(self.m) if isinstance(self.alpha, str) else check_alpha(self.alpha)
         timings = {}
 
@@ -145,16 +154,16 @@ class _Herding:
         # ((1 - b) inf stays inf for p >= 2; at p = 1, b = 1 overwrites T, so the pick is re-blocked).
         n, dev = Z.shape[0], Z.device
         amu = alpha * mu
-        T = -amu.clone()                         # S_0 = 0
+        T = -amu.clone()  # S_0 = 0
         indices = torch.empty(self.m, dtype=torch.long, device=dev)
         objective = torch.empty(self.m, dtype=torch.float64, device=dev)
         lookahead = min(self.lookahead if self.lookahead is not None else (32 if dev.type == "cpu" else 1), n)
-        cand, rows = None, None                  # look-ahead: kernel rows of the current best candidates
+        cand, rows = None, None  # look-ahead: kernel rows of the current best candidates
         for p in range(1, self.m + 1):
-            i = torch.argmin(T).view(1)          # first index among ties
+            i = torch.argmin(T).view(1)  # first index among ties
             indices[p - 1] = i[0]
             objective[p - 1] = T[i][0]
-            if lookahead == 1:                   # one kernel row per step; the index stays on the device
+            if lookahead == 1:  # one kernel row per step; the index stays on the device
                 row = kernel_row(Z, partner(Z[i])[0])
             else:
                 # The rows k(x_c, .) of the `lookahead` smallest entries of T come from one matrix product,
@@ -163,7 +172,7 @@ class _Herding:
                 hit = None if cand is None else torch.nonzero(cand == i[0]).flatten()
                 if hit is None or hit.numel() == 0:
                     cand = torch.topk(T, lookahead, largest=False, sorted=True).indices
-                    if cand[0] != i[0]:          # ties: make sure the argmin itself is a candidate
+                    if cand[0] != i[0]:  # ties: make sure the argmin itself is a candidate
                         cand[-1] = i[0]
                     rows = (partner(Z[cand]) @ Z.T).clamp_(max=0.0).exp_()
                     hit = torch.nonzero(cand == i[0]).flatten()
@@ -175,8 +184,10 @@ class _Herding:
         return indices, objective
 
     def __repr__(self):
-        return (f"{type(self).__name__}(m={self.m}, alpha={self.alpha!r}, bandwidth={self.bandwidth!r}, "
-                f"device={self.device!r}, block_size={self.block_size})")
+        return (
+            f"{type(self).__name__}(m={self.m}, alpha={self.alpha!r}, bandwidth={self.bandwidth!r}, "
+            f"device={self.device!r}, block_size={self.block_size})"
+        )
 
 
 class GKHR(_Herding):

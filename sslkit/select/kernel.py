@@ -128,7 +128,7 @@ def lifted(X: torch.Tensor, bandwidth: float, center=None) -> torch.Tensor:
 def partner(Z: torch.Tensor) -> torch.Tensor:
     """Partner rows ``z' = [sqrt(2) y/s, 1, |y/s|^2]`` of lifted rows, so that ``z . z'`` is the exponent."""
     d = Z.shape[1] - 2
-    return torch.cat([Z[..., :d], -Z[..., d + 1:], -Z[..., d:d + 1]], dim=-1)
+    return torch.cat([Z[..., :d], -Z[..., d + 1 :], -Z[..., d : d + 1]], dim=-1)
 
 
 def kernel_tile(Za: torch.Tensor, Zb: torch.Tensor) -> torch.Tensor:
@@ -162,12 +162,12 @@ def symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
     n = Z.shape[0]
     sums = torch.zeros(n, dtype=torch.float64, device=Z.device)
     for i in range(0, n, block_size):
-        Zi = Z[i:i + block_size]
+        Zi = Z[i : i + block_size]
         for j in range(i, n, block_size):
-            T = kernel_tile(Zi, Z[j:j + block_size])
-            sums[i:i + block_size] += _tile_sums(T, 1)
+            T = kernel_tile(Zi, Z[j : j + block_size])
+            sums[i : i + block_size] += _tile_sums(T, 1)
             if j != i:
-                sums[j:j + block_size] += _tile_sums(T, 0)
+                sums[j : j + block_size] += _tile_sums(T, 0)
     return sums
 
 
@@ -176,7 +176,7 @@ def cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch
     sums = torch.zeros(Za.shape[0], dtype=torch.float64, device=Za.device)
     for i in range(0, Za.shape[0], block_size):
         for j in range(0, Zb.shape[0], block_size):
-            sums[i:i + block_size] += _tile_sums(kernel_tile(Za[i:i + block_size], Zb[j:j + block_size]), 1)
+            sums[i : i + block_size] += _tile_sums(kernel_tile(Za[i : i + block_size], Zb[j : j + block_size]), 1)
     return sums
 
 
@@ -226,7 +226,7 @@ def median_bandwidth(X, *, max_samples: int = 5000, seed=0, device="auto") -> fl
     parts = []
     block = 1024
     for i in range(0, Z.shape[0], block):
-        neg_d2 = Z[i:i + block] @ partner(Z[i + 1:]).T if i + 1 < Z.shape[0] else None
+        neg_d2 = Z[i : i + block] @ partner(Z[i + 1 :]).T if i + 1 < Z.shape[0] else None
         if neg_d2 is None:
             break
         # keep pairs (i + r, j) with j > i + r: column c of the tile is row i + 1 + c
@@ -235,8 +235,10 @@ def median_bandwidth(X, *, max_samples: int = 5000, seed=0, device="auto") -> fl
     dists = torch.cat(parts).numpy()
     sigma = float(np.median(dists))
     if not sigma > 0.0:
-        raise ValueError("the median pairwise distance is 0 (more than half the pairs coincide); "
-                         "pass an explicit positive bandwidth instead")
+        raise ValueError(
+            "the median pairwise distance is 0 (more than half the pairs coincide); "
+            "pass an explicit positive bandwidth instead"
+        )
     return sigma
 
 

@@ -57,8 +57,9 @@ def _check_indices(indices, n: int) -> np.ndarray:
 
 
 def _check_mu(mu, n: int, device) -> torch.Tensor:
-    mu = torch.as_tensor(np.asarray(mu.detach().cpu() if isinstance(mu, torch.Tensor) else mu,
-                                    dtype=np.float64), device=device)
+    mu = torch.as_tensor(
+        np.asarray(mu.detach().cpu() if isinstance(mu, torch.Tensor) else mu, dtype=np.float64), device=device
+    )
     if mu.shape != (n,):
         raise ValueError(f"mu must have shape ({n},), got {tuple(mu.shape)}")
     if not bool(torch.isfinite(mu).all()):
@@ -78,8 +79,7 @@ def _prepare(X, indices, bandwidth, mu, block_size, device):
     return Z, idx, mu, block_size, dev
 
 
-def alpha_mmd2(X, indices, alpha, bandwidth, *, mu=None, block_size: int = DEFAULT_BLOCK_SIZE,
-               device="auto") -> float:
+def alpha_mmd2(X, indices, alpha, bandwidth, *, mu=None, block_size: int = DEFAULT_BLOCK_SIZE, device="auto") -> float:
     """Exact alpha-MMD^2 of the selection ``X[indices]`` against ``X`` (paper B eq. (6)).
 
     ``indices`` may repeat (GKH). ``mu`` (optional, length n): precomputed ``mu_i = sum_j k(x_i,x_j)/n``
@@ -102,8 +102,9 @@ def mmd2(X, indices, bandwidth, *, mu=None, block_size: int = DEFAULT_BLOCK_SIZE
     return alpha_mmd2(X, indices, 1.0, bandwidth, mu=mu, block_size=block_size, device=device)
 
 
-def alpha_mmd2_path(X, indices, alpha, bandwidth, *, mu=None, block_size: int = DEFAULT_BLOCK_SIZE,
-                    device="auto") -> np.ndarray:
+def alpha_mmd2_path(
+    X, indices, alpha, bandwidth, *, mu=None, block_size: int = DEFAULT_BLOCK_SIZE, device="auto"
+) -> np.ndarray:
     """alpha-MMD^2 of every prefix: entry ``p - 1`` is ``alpha_mmd2(X, indices[:p], alpha, bandwidth)``.
 
     For drawing a selection run against Theorem 5.6's bound (:func:`theorem_5_6_bound`). One pass over
@@ -117,10 +118,10 @@ def alpha_mmd2_path(X, indices, alpha, bandwidth, *, mu=None, block_size: int = 
     # lower[p] = sum_{q < p} k(s_q, s_p); diag[p] = k(s_p, s_p)
     lower = torch.zeros(m, dtype=torch.float64, device=dev)
     for i in range(0, m, block_size):
-        T = kernel_tile(Zs[i:i + block_size], Zs[:i + block_size]).to(torch.float64)
+        T = kernel_tile(Zs[i : i + block_size], Zs[: i + block_size]).to(torch.float64)
         rows = torch.arange(i, i + T.shape[0], device=dev)[:, None]
         cols = torch.arange(T.shape[1], device=dev)[None, :]
-        lower[i:i + T.shape[0]] = (T * (cols < rows)).sum(dim=1)
+        lower[i : i + T.shape[0]] = (T * (cols < rows)).sum(dim=1)
     diag = (Zs * partner(Zs)).sum(dim=1).clamp_(max=0.0).exp_().to(torch.float64)
     quad = torch.cumsum(2.0 * lower + diag, dim=0)
     lin = torch.cumsum(mu[sel], dim=0)

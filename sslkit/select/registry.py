@@ -7,8 +7,14 @@ from sslkit.select.baselines import ActiveFTSelector, KMeansSelector, RandomSele
 from sslkit.select.herding import GKHR
 
 #: Name -> selector class, in Table 1's order. "Stratified" reads the labels in ``fit`` (an oracle).
-SELECTORS = {"Stratified": StratifiedSelector, "Random": RandomSelector, "k-Means": KMeansSelector,
-             "USL": USLSelector, "ActiveFT": ActiveFTSelector, "RDSS": GKHR}
+SELECTORS = {
+    "Stratified": StratifiedSelector,
+    "Random": RandomSelector,
+    "k-Means": KMeansSelector,
+    "USL": USLSelector,
+    "ActiveFT": ActiveFTSelector,
+    "RDSS": GKHR,
+}
 
 
 def make_selector(name: str, m: int, *, seed=0, device="cpu", bandwidth="median"):
