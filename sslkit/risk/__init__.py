@@ -3,7 +3,8 @@
 * :mod:`sslkit.risk.losses` -- loss matrices l(g(x), j) for every label j (CE, BCE, 0-1, ramp);
 * :mod:`sslkit.risk.estimators` -- R̂_ij (eq. 1), R̂_Uj (eq. 2), Δ_j and R̂_lin^a (eq. 7, §5.2, eq. 14);
 * :mod:`sslkit.risk.variance` -- covariances C_m, Var[R̂_lin^a] (Thm 2, 7), a* (Thm 3, 8), the
-  equal-covariance a (§5.2), PNU (Thm 5, 9) and the closed forms of Thm 4-5.
+  equal-covariance a (§5.2), PNU (Thm 5, 9) and the closed forms of Thm 4-5;
+* :mod:`sslkit.risk.monte_carlo` -- the samplers and vectorised resampling trials that check those formulas.
 
 Numpy arrays or torch tensors in (any device), the same kind out.
 """
