@@ -311,5 +311,7 @@ def test_hardware_label_and_results_path(tmp_path):
     assert results_path("exp", "quick", results_dir=tmp_path) == tmp_path / "exp" / "quick.jsonl"
     assert results_path("exp", "paper") == repo_root() / "notebooks" / "results" / "exp" / "paper.jsonl"
     assert results_path("exp", "quick") == repo_root() / "_build" / "results" / "exp" / "quick.jsonl"
+    assert results_path("exp", "cpu") == repo_root() / "notebooks" / "results" / "exp" / "cpu.jsonl"  # a stand-in
+    assert results_path("exp", "cpuish").parent.parent == repo_root() / "_build" / "results"
     with pytest.raises(ValueError, match="plain file name"):
         results_path("../exp", "quick")

@@ -209,9 +209,9 @@ def _append(path: Path, line: str) -> None:
 def results_path(name: str, scale: str, *, results_dir=None) -> Path:
     """Conventional results file of an experiment: ``<dir>/<name>/<scale>.jsonl``.
 
-    Without ``results_dir``, paper-scale results go to ``notebooks/results/`` of the repository (committed, so
-    the book and the scorecard show them without rerunning) and every other scale to
-    ``_build/results/`` (never committed). The repository root is the folder holding the ``sslkit``
+    Without ``results_dir``, paper-scale results and CPU stand-ins of the paper's protocol (scales ``"cpu"``,
+    ``"cpu_..."``) go to ``notebooks/results/`` of the repository (committed, so the book and the scorecard
+    show them without rerunning) and every other scale (``"quick"``) to ``_build/results/`` (never committed). The repository root is the folder holding the ``sslkit``
     package; when that is not a checkout (no ``pyproject.toml``, e.g. a wheel install) the current
     working directory is used instead.
     """
@@ -223,7 +223,8 @@ def results_path(name: str, scale: str, *, results_dir=None) -> Path:
         from .notebooks import repo_root
 
         root = repo_root() if (repo_root() / "pyproject.toml").is_file() else Path.cwd()
-        results_dir = root / "notebooks" / "results" if scale == "paper" else root / "_build" / "results"
+        committed = scale == "paper" or scale == "cpu" or scale.startswith("cpu_")
+        results_dir = root / "notebooks" / "results" if committed else root / "_build" / "results"
     return Path(results_dir) / name / f"{scale}.jsonl"
 
 
