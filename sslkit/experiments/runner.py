@@ -211,9 +211,9 @@ def results_path(name: str, scale: str, *, results_dir=None) -> Path:
 
     Without ``results_dir``, paper-scale results and CPU stand-ins of the paper's protocol (scales ``"cpu"``,
     ``"cpu_..."``) go to ``notebooks/results/`` of the repository (committed, so the book and the scorecard
-    show them without rerunning) and every other scale (``"quick"``) to ``_build/results/`` (never committed). The repository root is the folder holding the ``sslkit``
-    package; when that is not a checkout (no ``pyproject.toml``, e.g. a wheel install) the current
-    working directory is used instead.
+    show them without rerunning) and every other scale (``"quick"``) to ``_build/results/`` (never committed).
+    The repository root is the folder holding the ``sslkit`` package; when that is not a checkout (no
+    ``pyproject.toml``, e.g. a wheel install) the current working directory is used instead.
     """
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
         raise ValueError(f"name must be a plain file name such as 'supervised_baseline', got {name!r}")
