@@ -147,7 +147,8 @@ _MEANS = {
 
 
 def build_task(protocol: str, seed: int) -> dict:
-    """The arrays of one run: ``X_l, y_l, X_u, X_test, y_test`` (float32 tensors / int64 arrays), the
+    """The arrays of one run: ``X_l, y_l, X_u, X_test, y_test`` (float32 tensors / int64 arrays; ``y_u``, the
+    hidden labels of the unlabeled set, only for diagnostics such as a coreset's class proportions), the
     number of classes, the normalisation (mean, std) of image inputs and the data's provenance.
 
     The labeled set is class-balanced (``labeled_per_class``); the unlabeled set is drawn from the rest of
@@ -189,6 +190,7 @@ def build_task(protocol: str, seed: int) -> dict:
         "X_l": X_l,
         "y_l": ds.y[split.labeled],
         "X_u": X_u,
+        "y_u": ds.y[split.unlabeled],  # the unlabeled set's hidden labels: for diagnostics only
         "X_test": X_test,
         "y_test": y_test,
         "num_classes": ds.num_classes,
