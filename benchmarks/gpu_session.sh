@@ -38,6 +38,8 @@ step() {  # step NAME LIMIT_SECONDS COMMAND...
 
 step gpu_tests 300 "$PY" -m pytest -q -p no:cacheprovider -rs -k "cuda or gpu" \
   tests/test_gpu.py tests/test_models.py tests/test_risk_estimators.py tests/test_select.py
+step contract_cuda 120 "$PY" -m pytest -q -p no:cacheprovider -rs -k "cuda" tests/test_contract.py
+step retrieve_greedy 90 "$PY" benchmarks/c_retrieve_greedy.py --device cuda --no-cords
 step gkhr_speed 180 "$PY" benchmarks/b_gkhr_speed.py --device cuda --skip-numpy --repeats 3
 step vectorised_seeds 240 "$PY" benchmarks/a_vectorised_seeds.py --device cuda
 step step_cost 120 "$PY" benchmarks/a_step_cost.py --device cuda
