@@ -1,0 +1,117 @@
+"""experiments.paper_c_robust: the robust-SSL task (F.1.2 sizes at quick scale), the iteration budgets of
+the methods, the coreset diagnostics, determinism and the errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sslkit.experiments.paper_c_robust import (
+    FRACTIONS,
+    METHODS,
+    PAPER_TABLE11,
+    PAPER_TABLE12,
+    PROTOCOLS,
+    build_task,
+    coreset_composition,
+    robust_grid,
+    robust_rows,
+    robust_run,
+)
+
+
+@pytest.mark.parametrize("ratio", [0.25, 0.5, 0.75])
+def test_quick_ood_task_has_the_split_sizes_and_exact_ood_ratio(ratio):
+    t = build_task("quick", ratio, seed=3)
+    assert t["X_l"].shape[0] == 60 and np.bincount(t["y_l"]).tolist() == [10] * 6
+    assert t["X_u"].shape[0] == 800
+    assert t["is_ood"].sum() == round(ratio * 800)
+    assert (t["y_u"][t["is_ood"]] == -1).all() and (t["y_u"][~t["is_ood"]] >= 0).all()
+    assert t["num_classes"] == 6 and set(np.unique(t["y_test"])) == set(range(6))
+    assert len(t["y_test"]) == 300
+
+
+@pytest.mark.parametrize("ratio", [0.1, 0.3, 0.5])
+def test_quick_imbalance_task_holds_the_ratio_in_both_sets(ratio):
+    t = build_task("quick_imbalance", ratio, seed=0)
+    for y, n in ((t["y_l"], 100), (t["y_u"], 600)):
+        counts = np.bincount(y, minlength=10)
+        assert counts.sum() == n
+        assert counts[:5].sum() == round(n * ratio / (1 + ratio))
+    assert not t["is_ood"].any()
+
+
+def test_paper_tables_hold_every_printed_cell():
+    assert len(PAPER_TABLE12) == 45 and len(PAPER_TABLE11) == 6
+    assert PAPER_TABLE12[("ood", "mnist", "retrieve", 0.5)] == {"mean": 95.85, "std": 0.039, "hours": 1.37}
+    assert PAPER_TABLE11[("ood", "mnist", "retrieve_warm")]["mean"] == 95.3
+
+
+def test_composition_counts_ood_and_classes():
+    task = {"y_u": np.array([0, 1, 1, -1, -1, 2]), "is_ood": np.array([0, 0, 0, 1, 1, 0], bool), "num_classes": 3}
+    c = coreset_composition([1, 2, 3, 5], task)
+    assert c["ood_fraction"] == 0.25
+    assert c["class_fractions"] == pytest.approx([0, 2 / 3, 1 / 3])
+
+
+def test_methods_get_the_iterations_of_their_epochs_and_the_run_is_deterministic():
+    p = PROTOCOLS["quick"]
+    T, B, m = p["epochs"], p["batch_size"], 800
+    task = build_task("quick", 0.5, seed=0)
+    vat = robust_run(protocol="quick", method="vat", ratio=0.5, seed=0, task=task)
+    sup = robust_run(protocol="quick", method="supervised", ratio=0.5, seed=0, task=task)
+    assert vat["iterations"] == sup["iterations"] == T * math.ceil(m / B)
+    r1 = robust_run(protocol="quick", method="retrieve", ratio=0.5, seed=0, fraction=0.1, task=task)
+    r2 = robust_run(protocol="quick", method="retrieve", ratio=0.5, seed=0, fraction=0.1, task=task)
+    assert r1["iterations"] == T * math.ceil(80 / B) and r1["k"] == 80
+    assert len(r1["selections"]) == math.ceil(T / p["every"])  # random start + a selection every R epochs
+    assert r1["test_acc"] == r2["test_acc"] and r1["selections"] == r2["selections"]
+    assert r1["pool"]["ood_fraction"] == 0.5
+    warm = robust_run(protocol="quick", method="retrieve_warm", ratio=0.5, seed=0, fraction=0.5, task=task)
+    assert warm["epochs"] == round(p["kappa"] * T * 0.5) + T - round(p["kappa"] * T)
+    rows = robust_rows(
+        [
+            {
+                "config": {"protocol": "quick", "method": "retrieve", "ratio": 0.5, "fraction": 0.1},
+                "seed": 0,
+                "metrics": r1,
+            },
+            {
+                "config": {"protocol": "quick", "method": "vat", "ratio": 0.5, "fraction": None},
+                "seed": 0,
+                "metrics": vat,
+            },
+        ]
+    )
+    assert rows[0]["coreset_ood"] == pytest.approx(np.mean([s["ood_fraction"] for s in r1["selections"][1:]]))
+    assert rows[1]["coreset_ood"] is None
+
+
+def test_grid_runs_coreset_methods_at_every_budget():
+    grid = robust_grid("cpu")
+    assert len(grid) == 3 * (4 + 4 * len(FRACTIONS))
+    assert {g["method"] for g in grid} == set(METHODS)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(protocol="nope", method="vat", ratio=0.5), "protocol must be one of"),
+        (dict(protocol="quick", method="fixmatch", ratio=0.5), "method must be one of"),
+        (dict(protocol="quick", method="vat", ratio=0.3), "ratio must be one of"),
+        (dict(protocol="quick", method="retrieve", ratio=0.5), "needs a fraction"),
+        (dict(protocol="quick", method="vat", ratio=0.5, fraction=0.1), "fraction must be None"),
+    ],
+)
+def test_bad_input_is_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        robust_run(seed=0, **kwargs)
+
+
+def test_bad_grid_and_clock_are_refused():
+    with pytest.raises(ValueError, match="unknown methods"):
+        robust_grid("quick", methods=("vat", "mixmatch"))
+    with pytest.raises(ValueError, match="clock must be"):
+        robust_rows([], clock="hours")
