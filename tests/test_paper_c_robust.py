@@ -91,8 +91,12 @@ def test_methods_get_the_iterations_of_their_epochs_and_the_run_is_deterministic
 
 def test_grid_runs_coreset_methods_at_every_budget():
     grid = robust_grid("cpu")
-    assert len(grid) == 3 * (4 + 4 * len(FRACTIONS))
+    assert len(grid) == 3 * (4 + 3 * len(FRACTIONS)) + 1  # T = 4: Retrieve-Warm lasts an epoch only at 50 %
     assert {g["method"] for g in grid} == set(METHODS)
+    assert [g for g in grid if g["method"] == "retrieve_warm"] == [
+        {"protocol": "cpu", "method": "retrieve_warm", "ratio": 0.5, "fraction": 0.5}
+    ]
+    assert len(robust_grid("quick")) == 3 * (4 + 3 * len(FRACTIONS)) + 2
 
 
 @pytest.mark.parametrize(

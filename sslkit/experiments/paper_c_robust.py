@@ -364,7 +364,8 @@ def robust_run(*, protocol, method, ratio, seed, fraction=None, device="auto", t
 
 def robust_grid(protocol: str, methods=METHODS, fractions=FRACTIONS) -> list[dict]:
     """The run configurations of Figure 6 / Tables 11-12 for one protocol: every method at every ratio,
-    the coreset methods at every budget in ``fractions``."""
+    the coreset methods at every budget in ``fractions``; Retrieve-Warm (Table 11) at ratio 50 % only, and
+    only at budgets where ``T_w = κ T k / m`` rounds to at least one epoch (else it is Retrieve)."""
     p = _protocol(protocol)
     bad = [m for m in methods if m not in METHODS]
     if bad:
@@ -373,6 +374,8 @@ def robust_grid(protocol: str, methods=METHODS, fractions=FRACTIONS) -> list[dic
     for r in p["ratios"]:
         for m in methods:
             for f in fractions if m in CORESET_METHODS else (None,):
+                if m == "retrieve_warm" and (r != 0.5 or warm_start_epochs(p["kappa"], p["epochs"], f) == 0):
+                    continue  # Table 11: ratio 50 % only, and only where the warm start lasts an epoch
                 grid.append({"protocol": protocol, "method": m, "ratio": r, "fraction": f})
     return grid
 
