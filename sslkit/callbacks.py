@@ -71,8 +71,8 @@ class CoresetSelection:
     """Paper C Algorithm 1 as a callback (module docstring).
 
     ``CoresetSelection(strategy, k, every=20, warm_epochs=0, gradients="bias", mode="eval", chunk=512,
-    batch_size=50, seed=0, **strategy_options)``; register ``cb.hooks()`` with the trainer (or pass
-    ``hooks=cb.hooks()``) and train with ``iterations_per_epoch="unlabeled"``.
+    batch_size=50, seed=0, normalize_weights=False, **strategy_options)``; register ``cb.hooks()`` with the
+    trainer (or pass ``hooks=cb.hooks()``) and train with ``iterations_per_epoch="unlabeled"``.
 
     * ``strategy``: "random", "retrieve", "craig" (per-batch), "gradmatch" (per-batch), "crust" (per
       pseudo-class facility location, :class:`~sslkit.coreset.Crust`, with :meth:`pseudo_labels`; train
@@ -80,7 +80,10 @@ class CoresetSelection:
       :class:`~sslkit.coreset.BayesianCoreset`; paper C Figure 5); ``k``: coreset
       size; ``batch_size``: the mini-batch size of the per-batch variants (the unlabeled batch size);
       ``strategy_options``: passed to :class:`~sslkit.coreset.Retrieve` (``greedy``, ``epsilon``,
-      ``cords_compatible``...) or :class:`~sslkit.coreset.GradMatch` (``lam``...).
+      ``cords_compatible``...) or :class:`~sslkit.coreset.GradMatch` (``lam``...);
+      ``normalize_weights``: divide the strategy's weights by their mean over the coreset (the papers do
+      not say how CRAIG's, GradMatch's or the Bayesian coreset's weights scale the loss; raw weights of
+      ``N / k`` on average, or far more for GIGA's few large weights, multiply the unlabeled loss).
 
     Attributes: ``selections_`` -- one dict per selection: ``epoch`` (completed epochs), ``indices``,
     ``weights``, ``seconds`` (the whole selection: gradients + strategy), ``cpu_seconds`` (its process CPU
@@ -99,6 +102,7 @@ class CoresetSelection:
         chunk=512,
         batch_size=50,
         seed=0,
+        normalize_weights=False,
         **strategy_options,
     ):
         if strategy not in STRATEGIES:
@@ -116,6 +120,9 @@ class CoresetSelection:
         self.chunk = check_count(chunk, "chunk", allow_zero=False)
         self.batch_size = check_count(batch_size, "batch_size", allow_zero=False)
         self.seed = check_seed(seed)
+        if not isinstance(normalize_weights, bool):
+            raise TypeError(f"normalize_weights must be a bool, got {normalize_weights!r}")
+        self.normalize_weights = normalize_weights
         self.options = strategy_options
         self.selections_ = []
 
@@ -152,12 +159,15 @@ class CoresetSelection:
                 args = (G,)
             chosen = self._strategy(trainer).fit(*args)
         strategy_seconds = time.perf_counter() - t_strategy
-        sampler.restrict(chosen.indices_, chosen.weights_)
+        weights = chosen.weights_
+        if self.normalize_weights:  # mean 1 over the coreset: the loss keeps the scale of unweighted training
+            weights = weights / weights.mean()
+        sampler.restrict(chosen.indices_, weights)
         self.selections_.append(
             {
                 "epoch": trainer.epoch,
                 "indices": chosen.indices_.clone(),
-                "weights": chosen.weights_.clone(),
+                "weights": weights.clone(),
                 "seconds": time.perf_counter() - t0,
                 "cpu_seconds": time.process_time() - c0,
                 "strategy_seconds": strategy_seconds,

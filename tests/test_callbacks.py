@@ -102,6 +102,18 @@ def test_every_strategy_runs_and_weights_reach_the_sampler():
             assert torch.equal(s["weights"], torch.ones(40))
 
 
+def test_normalized_weights_have_mean_one_and_keep_their_proportions():
+    _, raw = fit("craig", epochs=4, every=2, warm=1)
+    tr, norm = fit("craig", epochs=4, every=2, warm=1, normalize_weights=True)
+    w_raw, w = raw.selections_[0]["weights"], norm.selections_[0]["weights"]
+    assert torch.equal(raw.selections_[0]["indices"], norm.selections_[0]["indices"])  # same model, same pick
+    assert float(w_raw.mean()) == pytest.approx(3.0)  # 120 pool / 40 chosen
+    assert float(w.mean()) == pytest.approx(1.0) and torch.allclose(w * w_raw.mean(), w_raw)
+    assert torch.equal(tr.sampler_.weights.cpu(), norm.selections_[-1]["weights"])
+    with pytest.raises(TypeError, match="normalize_weights"):
+        CoresetSelection("craig", 10, normalize_weights="yes")
+
+
 def test_bad_inputs_are_refused():
     with pytest.raises(ValueError, match="strategy"):
         CoresetSelection("glister", 10)

@@ -51,6 +51,8 @@ PICK_BY = {
     "b_table5/paper": ("part",),
     "c_tradeoff/cpu": (),  # the cheapest run (a Random coreset run, ~30 s); a Full run takes minutes
     "c_variants/cpu": (),  # the cheapest Retrieve variant (selection from the model's gradients)
+    "c_robust/cpu": (),  # the cheapest robust-SSL run (a 10 % coreset run or Supervised)
+    "c_bayesian/cpu": (),  # the cheapest Bayesian-coreset run (GIGA selection from the model's gradients)
 }
 
 

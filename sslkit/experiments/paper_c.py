@@ -45,6 +45,7 @@ __all__ = [
     "PAPER_CLAIMS",
     "PAPER_TABLES",
     "ALGORITHMS",
+    "EXTRA_METHODS",
     "FRACTIONS",
     "METHODS",
     "PROTOCOLS",
@@ -65,6 +66,8 @@ __all__ = [
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
 #: the methods that are trained (Full-EarlyStop is derived from the Full run)
 METHODS = ("full", "random", "craig", "gradmatch", "retrieve")
+#: coreset methods outside Figure 4's grid: the SSL Bayesian coreset (GIGA) of Figure 5
+EXTRA_METHODS = ("bayesian",)
 FRACTIONS = (0.1, 0.2, 0.3)
 
 #: Tables 5-10: (algorithm, dataset, method, fraction) -> {"mean", "std", "hours", "tables"} (Full repeated
@@ -260,8 +263,8 @@ def tradeoff_run(
     ``warm_epochs`` and ``curve``: one ``[seconds, test_acc, cpu_seconds]`` per epoch.
     ``selection_options`` go to :class:`~sslkit.callbacks.CoresetSelection` (e.g. ``cords_compatible``).
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method not in METHODS + EXTRA_METHODS:
+        raise ValueError(f"method must be one of {METHODS + EXTRA_METHODS}, got {method!r}")
     p = _protocol(protocol)
     task = task if task is not None else build_task(protocol, seed)
     n_u = task["X_u"].shape[0]

@@ -270,8 +270,7 @@ def _b_table5(config, seed, scale):
     return defects_run(c["features"], c["bandwidth"], c["m"], seed, device=DEVICE, **features)
 
 
-#: Results files whose records cannot be rerun one at a time, and why (the replay test skips them, saying so).
-# --- paper C: notebooks c_tradeoff, c_variants --------------------------------------------------------------
+# --- paper C: notebooks c_tradeoff, c_variants, c_robust, c_bayesian ------------------------------------------
 
 
 def _c_tradeoff(config, seed, scale):
@@ -280,6 +279,13 @@ def _c_tradeoff(config, seed, scale):
     return tradeoff_run(**config, seed=seed, device=DEVICE)
 
 
+def _c_robust(config, seed, scale):
+    from sslkit.experiments.paper_c_robust import robust_run
+
+    return robust_run(**config, seed=seed, device=DEVICE)
+
+
+#: Results files whose records cannot be rerun one at a time, and why (the replay test skips them, saying so).
 NOT_REPLAYABLE: dict[str, str] = {}
 
 #: ``"<name>/<scale>"`` of every committed results file -> ``fn(config, seed, scale) -> metrics``.
@@ -302,6 +308,8 @@ REPLAYERS: dict[str, Callable[[dict, int, str], dict]] = {
     "b_table5/paper": _b_table5,  # b_table5: paper_b_ssl.table5_timing_run / defects_run
     "c_tradeoff/cpu": _c_tradeoff,  # c_tradeoff: paper_c.tradeoff_run (one thread)
     "c_variants/cpu": _c_tradeoff,  # c_variants: paper_c.tradeoff_run (one thread)
+    "c_robust/cpu": _c_robust,  # c_robust: paper_c_robust.robust_run (one thread)
+    "c_bayesian/cpu": _c_tradeoff,  # c_bayesian: paper_c.tradeoff_run with method "bayesian" (one thread)
 }
 
 
