@@ -13,6 +13,7 @@
 #   2. benchmarks/b_gkhr_speed.py --device cuda   (target <= 0.5 s for n = 50 000, d = 512, m = 400)
 #   3. benchmarks/a_vectorised_seeds.py --device cuda   (target >= 10x over 30 sequential runs)
 #   4. benchmarks/a_step_cost.py and engine_overhead.py on the GPU (ratios; targets as on the CPU)
+#   5. benchmarks/c_robust_cost.py --device cuda (DS3L / L2RW vs a plain update; Retrieve vs DS3L, quick digits)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${OUT:-_build/gpu}
@@ -44,5 +45,6 @@ step gkhr_speed 180 "$PY" benchmarks/b_gkhr_speed.py --device cuda --skip-numpy 
 step vectorised_seeds 240 "$PY" benchmarks/a_vectorised_seeds.py --device cuda
 step step_cost 120 "$PY" benchmarks/a_step_cost.py --device cuda
 step engine_overhead 120 "$PY" benchmarks/engine_overhead.py --device cuda
+step robust_cost 180 "$PY" benchmarks/c_robust_cost.py --device cuda --model both
 echo "gpu_session: $([ $status -eq 0 ] && echo 'every step passed' || echo 'some step FAILED (see its log)')"
 exit $status
