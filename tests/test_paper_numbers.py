@@ -21,6 +21,8 @@ def test_every_file_loads_with_typed_columns():
         "b_table4",
         "b_table5",
         "c_claims",
+        "c_table11",
+        "c_table12",
         "c_tables5_10",
     ]
     for name in paper_numbers.names():

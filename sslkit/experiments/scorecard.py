@@ -36,21 +36,9 @@ NOT_REPRODUCED = (
     ),
     Target(
         "C",
-        "Figure 5 (Bayesian coreset)",
-        "Retrieve vs an SSL Bayesian coreset (GIGA) with VAT, 20 % / 30 %",
-        note="library only (sslkit.coreset.BayesianCoreset, CoresetSelection('bayesian')): experiment not run",
-    ),
-    Target(
-        "C",
         "Figure 6 (IMDB, ELEC)",
         "traditional SSL on text",
         note="not runnable offline: the IMDB / ELEC data and the pretrained LSTM language model cannot be fetched",
-    ),
-    Target(
-        "C",
-        "Figure 7 / Tables 11-13 (robust SSL)",
-        "OOD (CIFAR-10, MNIST), class imbalance vs DS3L, L2RW, CRUST",
-        note="library only (L2RW, DS3L, CrustMixup, the OOD / imbalance splits): experiments not run",
     ),
     Target(
         "C", "Figures 8-9 (App. G.3)", "extended convergence: Retrieve trained longer than the budget", note="not run"
