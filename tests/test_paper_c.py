@@ -14,6 +14,8 @@ from sslkit.experiments.paper_c import (
     PROTOCOLS,
     build_task,
     compare,
+    extended_grid,
+    extended_rows,
     full_earlystop,
     run_schedule,
     tradeoff_grid,
@@ -124,3 +126,43 @@ def test_a_quick_run_is_deterministic_and_bad_configs_are_refused():
         tradeoff_run(protocol="quick", algorithm="mixmatch", method="random", fraction=0.1, seed=0, task=task)
     with pytest.raises(ValueError, match="fraction"):
         tradeoff_run(protocol="quick", algorithm="vat", method="random", fraction=1.5, seed=0, task=task)
+
+
+def test_extended_runs_lengthen_only_the_coreset_phase():
+    base = run_schedule("cpu", "retrieve", 0.2, 10000)
+    ext = run_schedule("cpu", "retrieve", 0.2, 10000, extend=2.0)
+    subset = base["epochs"] - base["warm_epochs"]
+    assert ext["warm_epochs"] == base["warm_epochs"] and ext["epochs"] - ext["warm_epochs"] == 2 * subset
+    assert ext["total_steps"] - base["total_steps"] == subset * math.ceil(2000 / 50)
+    for bad in (0.5, float("nan"), True, "2"):
+        with pytest.raises(ValueError, match="extend"):
+            run_schedule("cpu", "retrieve", 0.2, 10000, extend=bad)
+    with pytest.raises(ValueError, match="coreset runs"):
+        run_schedule("cpu", "full", 1.0, 10000, extend=2.0)
+    assert [g["extend"] for g in extended_grid("cpu", extends=(1.5, 2))] == [1.5, 2.0, 1.5, 2.0]
+
+
+def test_extended_rows_find_when_the_run_matches_full():
+    full = {"test_acc": 90.0, "cpu_seconds": 100.0, "seconds": 100.0, "curve": [[50, 85.0, 50], [100, 90.0, 100]]}
+    ext = {
+        "test_acc": 91.0,
+        "cpu_seconds": 60.0,
+        "seconds": 60.0,
+        "curve": [[20, 80.0, 20], [40, 90.5, 40], [60, 91.0, 60]],
+    }
+    never = {**ext, "curve": [[20, 80.0, 20], [60, 89.0, 60]], "test_acc": 89.0}
+    main = {"protocol": "cpu", "algorithm": "vat"}
+    recs = [
+        {"config": {**main, "method": "full", "fraction": 1.0}, "seed": 0, "metrics": full},
+        {"config": {**main, "method": "retrieve", "fraction": 0.3, "extend": 2.0}, "seed": 0, "metrics": ext},
+        {"config": {**main, "method": "retrieve", "fraction": 0.2, "extend": 2.0}, "seed": 0, "metrics": never},
+        {
+            "config": {**main, "method": "retrieve", "fraction": 0.2, "extend": 2.0},
+            "seed": 1,
+            "metrics": ext,
+        },  # no Full
+    ]
+    rows = extended_rows(recs)
+    assert len(rows) == 2
+    assert rows[0]["match_speedup"] == pytest.approx(100 / 40) and rows[0]["speedup"] == pytest.approx(100 / 60)
+    assert rows[1]["match_speedup"] is None

@@ -61,6 +61,8 @@ __all__ = [
     "VARIANTS",
     "variant_grid",
     "variant_rows",
+    "extended_grid",
+    "extended_rows",
 ]
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
@@ -236,23 +238,34 @@ def make_algorithm(name: str, protocol: str, task: dict):
     raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {name!r}")
 
 
-def run_schedule(protocol: str, method: str, fraction: float, n_unlabeled: int, *, warm: bool = True) -> dict:
-    """Epochs, warm epochs, coreset size and planned iterations of one run (module docstring)."""
+def run_schedule(
+    protocol: str, method: str, fraction: float, n_unlabeled: int, *, warm: bool = True, extend: float = 1.0
+) -> dict:
+    """Epochs, warm epochs, coreset size and planned iterations of one run (module docstring).
+
+    ``extend`` (≥ 1, coreset runs only): the coreset phase lasts ``extend`` times its epochs -- the
+    "extended" runs of Figure 4 (g-h) and App. G.3 (Figs. 8-9), where Retrieve trains longer than its budget;
+    the warm start is unchanged and the cosine schedule spans the longer run."""
     p = _protocol(protocol)
     T, B = p["epochs"], p["batch_size"]
+    if isinstance(extend, bool) or not isinstance(extend, (int, float)) or not math.isfinite(extend) or extend < 1:
+        raise ValueError(f"extend must be a finite number >= 1, got {extend!r}")
     if method == "full":
+        if extend != 1:
+            raise ValueError("extend applies to coreset runs; a Full run has the protocol's epochs")
         return {"epochs": T, "warm_epochs": T, "k": n_unlabeled, "total_steps": T * math.ceil(n_unlabeled / B)}
     if not 0 < fraction < 1:
         raise ValueError(f"fraction must be in (0, 1), got {fraction!r}")
     k = int(round(fraction * n_unlabeled))
     warm_epochs = warm_start_epochs(p["kappa"], T, fraction) if warm else 0
     subset_epochs = T - int(round(p["kappa"] * T)) if warm else T
+    subset_epochs = int(round(extend * subset_epochs))
     steps = warm_epochs * math.ceil(n_unlabeled / B) + subset_epochs * math.ceil(k / B)
     return {"epochs": warm_epochs + subset_epochs, "warm_epochs": warm_epochs, "k": k, "total_steps": steps}
 
 
 def tradeoff_run(
-    *, protocol, algorithm, method, fraction, seed, warm=True, device="auto", task=None, **selection_options
+    *, protocol, algorithm, method, fraction, seed, warm=True, extend=1.0, device="auto", task=None, **selection_options
 ) -> dict:
     """Train one (protocol, algorithm, method, fraction, seed) and return its metrics.
 
@@ -261,14 +274,15 @@ def tradeoff_run(
     processes on a shared machine do not inflate; with one thread it is the compute the run needed),
     ``selection_seconds``, ``selection_cpu_seconds``, ``n_selections``, ``epochs``, ``iterations``, ``k``,
     ``warm_epochs`` and ``curve``: one ``[seconds, test_acc, cpu_seconds]`` per epoch.
-    ``selection_options`` go to :class:`~sslkit.callbacks.CoresetSelection` (e.g. ``cords_compatible``).
+    ``selection_options`` go to :class:`~sslkit.callbacks.CoresetSelection` (e.g. ``cords_compatible``);
+    ``extend``: see :func:`run_schedule`.
     """
     if method not in METHODS + EXTRA_METHODS:
         raise ValueError(f"method must be one of {METHODS + EXTRA_METHODS}, got {method!r}")
     p = _protocol(protocol)
     task = task if task is not None else build_task(protocol, seed)
     n_u = task["X_u"].shape[0]
-    sched = run_schedule(protocol, method, fraction, n_u, warm=warm)
+    sched = run_schedule(protocol, method, fraction, n_u, warm=warm, extend=extend)
     hooks, selector = [], None
     if method != "full":
         selector = CoresetSelection(
@@ -488,6 +502,54 @@ def variant_rows(records, clock: str = "cpu_seconds") -> list[dict]:
                 "selection_seconds": m["selection_seconds" if clock == "seconds" else "selection_cpu_seconds"],
                 "full_acc": None if f is None else f["test_acc"],
                 "full_seconds": None if f is None else f[clock],
+            }
+        )
+    return rows
+
+
+def extended_grid(protocol: str, algorithms=("vat",), fractions=(0.2, 0.3), extends=(2.0,)) -> list[dict]:
+    """Retrieve's extended runs (Figure 4 g-h, App. G.3 Figs. 8-9): the coreset phase ``extend`` times longer,
+    at the budgets the paper extends (20 and 30 %)."""
+    _protocol(protocol)
+    return [
+        {"protocol": protocol, "algorithm": a, "method": "retrieve", "fraction": f, "extend": float(e)}
+        for a in algorithms
+        for f in fractions
+        for e in extends
+    ]
+
+
+def extended_rows(records, clock: str = "cpu_seconds") -> list[dict]:
+    """One row per extended Retrieve run whose Full run (same protocol, algorithm, seed) is in ``records``:
+    its final accuracy and speed-up, and ``match_speedup``: Full's time over the time at which the run first
+    reached Full's final accuracy (None if it never did) -- the paper's "matches the performance of VAT while
+    being close to 2x faster"."""
+    if clock not in ("seconds", "cpu_seconds"):
+        raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
+    col = {"seconds": 0, "cpu_seconds": 2}[clock]
+    full = {
+        (r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
+        for r in records
+        if set(r["config"]) == _MAIN_KEYS and r["config"]["method"] == "full"
+    }
+    rows = []
+    for r in records:
+        c, m = r["config"], r["metrics"]
+        f = full.get((c["protocol"], c["algorithm"], r["seed"]))
+        if "extend" not in c or f is None:
+            continue
+        reached = [p[col] for p in m["curve"] if p[1] >= f["test_acc"]]
+        rows.append(
+            {
+                "protocol": c["protocol"],
+                "algorithm": c["algorithm"],
+                "fraction": c["fraction"],
+                "extend": c["extend"],
+                "seed": r["seed"],
+                "test_acc": m["test_acc"],
+                "full_acc": f["test_acc"],
+                "speedup": f[clock] / m[clock],
+                "match_speedup": f[clock] / reached[0] if reached else None,
             }
         )
     return rows

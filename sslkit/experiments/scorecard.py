@@ -40,9 +40,6 @@ NOT_REPRODUCED = (
         "traditional SSL on text",
         note="not runnable offline: the IMDB / ELEC data and the pretrained LSTM language model cannot be fetched",
     ),
-    Target(
-        "C", "Figures 8-9 (App. G.3)", "extended convergence: Retrieve trained longer than the budget", note="not run"
-    ),
 )
 
 
