@@ -43,6 +43,7 @@ from sslkit.coreset import (
     Craig,
     Crust,
     GradMatch,
+    PerClassRetrieve,
     RandomCoreset,
     Retrieve,
     last_layer_gradients,
@@ -52,7 +53,7 @@ from sslkit.coreset import (
 __all__ = ["CoresetSelection", "STRATEGIES", "WallClockStop", "warm_start_epochs"]
 
 #: selection strategies of paper C's traditional-SSL experiments
-STRATEGIES = ("random", "retrieve", "craig", "gradmatch", "crust", "bayesian")
+STRATEGIES = ("random", "retrieve", "retrieve_per_class", "craig", "gradmatch", "crust", "bayesian")
 GRADIENTS = ("bias", "bias_weight")
 MODES = ("eval", "train")
 
@@ -74,7 +75,8 @@ class CoresetSelection:
     batch_size=50, seed=0, normalize_weights=False, **strategy_options)``; register ``cb.hooks()`` with the
     trainer (or pass ``hooks=cb.hooks()``) and train with ``iterations_per_epoch="unlabeled"``.
 
-    * ``strategy``: "random", "retrieve", "craig" (per-batch), "gradmatch" (per-batch), "crust" (per
+    * ``strategy``: "random", "retrieve", "retrieve_per_class" (:class:`~sslkit.coreset.PerClassRetrieve`,
+      Retrieve inside each pseudo-class), "craig" (per-batch), "gradmatch" (per-batch), "crust" (per
       pseudo-class facility location, :class:`~sslkit.coreset.Crust`, with :meth:`pseudo_labels`; train
       with :class:`~sslkit.algorithms.CrustMixup`) or "bayesian" (GIGA,
       :class:`~sslkit.coreset.BayesianCoreset`; paper C Figure 5); ``k``: coreset
@@ -111,7 +113,7 @@ class CoresetSelection:
             raise ValueError(f"gradients must be one of {GRADIENTS}, got {gradients!r}")
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        if strategy_options and strategy not in ("retrieve", "gradmatch"):
+        if strategy_options and strategy not in ("retrieve", "retrieve_per_class", "gradmatch"):
             raise ValueError(f"strategy {strategy!r} takes no options, got {sorted(strategy_options)}")
         self.strategy, self.gradients, self.mode = strategy, gradients, mode
         self.k = check_count(k, "k", allow_zero=False)
@@ -153,6 +155,8 @@ class CoresetSelection:
             t_strategy = time.perf_counter()
             if self.strategy == "retrieve":
                 args = (G, Z_l, y_l, H_l)
+            elif self.strategy == "retrieve_per_class":
+                args = (G, Z_l, y_l, self.pseudo_labels(trainer), H_l)
             elif self.strategy == "crust":
                 args = (G, self.pseudo_labels(trainer))
             else:
@@ -175,11 +179,12 @@ class CoresetSelection:
         )
 
     def _strategy(self, trainer):
-        if self.strategy == "retrieve":
+        if self.strategy in ("retrieve", "retrieve_per_class"):
             # α_t: the scheduled learning rate (eq. 3); CORDS passes the base rate (D4)
             lr = trainer.lr if self.options.get("cords_compatible") else trainer.optimizer_.param_groups[0]["lr"]
             lam = float(getattr(trainer.algorithm, "lambda_u", 1.0))
-            return Retrieve(
+            cls = Retrieve if self.strategy == "retrieve" else PerClassRetrieve
+            return cls(
                 self.k, lr=lr, lam=lam if lam > 0 else 1.0, seed=self.seed + len(self.selections_), **self.options
             )
         if self.strategy == "craig":

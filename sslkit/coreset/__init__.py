@@ -10,6 +10,8 @@ device for the computation, deterministic given its ``seed``.
 * :mod:`sslkit.coreset.batches`: per-batch means and expansion of chosen batches (App. D/E).
 * :mod:`sslkit.coreset.retrieve`: :class:`Retrieve` (Algorithm 2, eq. (5)-(7); stochastic / naive /
   r-round greedy; ``cords_compatible``), :func:`one_step_objective` (eq. (6)).
+* :mod:`sslkit.coreset.per_class`: :class:`PerClassRetrieve` (CORDS' ``PerClass``: Retrieve inside each
+  pseudo-class, proportional budgets).
 * :mod:`sslkit.coreset.craig`: :class:`Craig` (App. D eq. (49)-(50), lazy facility location).
 * :mod:`sslkit.coreset.gradmatch`: :class:`GradMatch` (App. E eq. (52), non-negative regularised OMP).
 * :mod:`sslkit.coreset.uniform`: :class:`RandomCoreset`.
@@ -30,11 +32,13 @@ from sslkit.coreset.gradients import (
     split_last_layer,
 )
 from sslkit.coreset.gradmatch import GradMatch, nonnegative_ridge, omp_nonnegative
+from sslkit.coreset.per_class import PerClassRetrieve
 from sslkit.coreset.retrieve import Retrieve, one_step_objective, stochastic_candidates
 from sslkit.coreset.uniform import RandomCoreset
 
 __all__ = [
     "Retrieve",
+    "PerClassRetrieve",
     "one_step_objective",
     "stochastic_candidates",
     "Craig",

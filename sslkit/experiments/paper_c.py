@@ -68,8 +68,8 @@ __all__ = [
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
 #: the methods that are trained (Full-EarlyStop is derived from the Full run)
 METHODS = ("full", "random", "craig", "gradmatch", "retrieve")
-#: coreset methods outside Figure 4's grid: the SSL Bayesian coreset (GIGA) of Figure 5
-EXTRA_METHODS = ("bayesian",)
+#: coreset methods outside Figure 4's grid: the SSL Bayesian coreset (GIGA) of Figure 5 and per-class Retrieve
+EXTRA_METHODS = ("bayesian", "retrieve_per_class")
 FRACTIONS = (0.1, 0.2, 0.3)
 
 #: Tables 5-10: (algorithm, dataset, method, fraction) -> {"mean", "std", "hours", "tables"} (Full repeated

@@ -310,6 +310,7 @@ REPLAYERS: dict[str, Callable[[dict, int, str], dict]] = {
     "c_variants/cpu": _c_tradeoff,  # c_variants: paper_c.tradeoff_run (one thread)
     "c_robust/cpu": _c_robust,  # c_robust: paper_c_robust.robust_run (one thread)
     "c_extended/cpu": _c_tradeoff,  # c_tradeoff's extended runs: paper_c.tradeoff_run with extend (one thread)
+    "c_perclass/cpu": _c_tradeoff,  # c_variants' per-class Retrieve: paper_c.tradeoff_run (one thread)
     "c_bayesian/cpu": _c_tradeoff,  # c_bayesian: paper_c.tradeoff_run with method "bayesian" (one thread)
 }
 
