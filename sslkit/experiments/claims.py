@@ -233,8 +233,9 @@ def _ratios(records, dataset_key="dataset") -> pd.DataFrame:
 
 
 def _falls_with_n_unlabeled(frame: pd.DataFrame, curve_keys, estimators) -> tuple[str, str]:
-    """Every curve (``curve_keys``) of every estimator: the ratio at the largest n_U below the smallest one's at
-    two standard errors, and no step up by more than two standard errors."""
+    """Every curve (``curve_keys``) of every estimator falls as n_U grows: holds when the ratio at the largest n_U
+    is below the smallest one's at two standard errors on every curve; does not hold when some step goes up by
+    more than two standard errors; not resolved otherwise (a curve flat within its errors)."""
     if frame.empty:
         return NOT_RUN, "no record"
     falls = rises = total = 0
@@ -249,9 +250,9 @@ def _falls_with_n_unlabeled(frame: pd.DataFrame, curve_keys, estimators) -> tupl
             rises += bool(np.any(np.diff(r) > 2 * np.hypot(se[1:], se[:-1])))
             if not down:
                 flat.append(f"{_label(key)} {e} ({r[0]:.3f} -> {r[-1]:.3f})")
-    verdict = HOLDS if falls == total and not rises else FAILS if falls < total else OPEN
-    text = f"{total} curves: lower at the largest n_U in {falls}; a step up beyond 2 SE in {rises}"
-    return verdict, text + (f"; not lower: {', '.join(flat)}" if flat else "")
+    verdict = FAILS if rises else HOLDS if falls == total else OPEN
+    text = f"{total} curves: lower at the largest n_U (2 SE) in {falls}; a step up beyond 2 SE in {rises}"
+    return verdict, text + (f"; not lower at 2 SE: {', '.join(flat)}" if flat else "")
 
 
 def a_figure1_ratios_fall(records):
