@@ -1,19 +1,61 @@
-"""The reproduction scorecard: every table and figure of papers A, B and C, and how far we got with it.
+"""The reproduction scorecard: every table, figure and theorem group of papers A, B and C, row group by row
+group, with a status computed from the committed records whose configuration matches that row group.
 
-Status is never typed in by hand: the items a notebook reproduces are the ``targets`` of its front matter
-(:func:`sslkit.experiments.notebooks.registry`), the rest are :data:`NOT_REPRODUCED`, and the status comes
-from the committed results files under ``notebooks/results/``.
+The items are the ``targets`` of the notebooks' front matter (:func:`sslkit.experiments.notebooks.registry`)
+and :data:`NOT_REPRODUCED`. :data:`GROUPS` splits an item into the row groups that ran differently (e.g. Table
+1's tabular rows and its image rows) and says which results files (``"<name>/<scale>"`` under
+``notebooks/results/``) and which configurations (``match``) each one reads; an item without an entry there is
+one group reading ``<notebook stem>/paper`` and ``<notebook stem>/cpu``. Statuses (:data:`STATUSES`):
+
+* ``paper protocol (n seeds)`` -- matching records made with the paper's model, data, budget and schedule;
+* ``CPU stand-in (n seeds)`` -- matching records of a run that changes one of them (``cpu*`` files, and the
+  files named in :data:`STAND_INS`);
+* ``quick scale only`` -- no matching record: the notebook runs at quick scale in CI only;
+* ``not run`` -- no notebook; ``not runnable offline`` -- the data or model cannot be fetched here;
+* ``derived and checked`` / ``plotted only`` -- theorem groups (exact derivations, one scale).
+
+Per row group the scorecard also counts, where the paper prints numbers for it and our records are at the paper's
+protocol: the paper's rows we ran, the cells with a paper number, the cells within 2 x the paper's per-seed std,
+the cells whose means differ at two standard errors of the difference (paper: :data:`PAPER_SEEDS` seeds), and
+the claims of :mod:`sslkit.experiments.claims` about it that hold / do not hold.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .notebooks import registry, repo_root
+
+PAPER_PROTOCOL, STAND_IN, QUICK, NOT_RUN, OFFLINE = (
+    "paper protocol",
+    "CPU stand-in",
+    "quick scale only",
+    "not run",
+    "not runnable offline",
+)
+DERIVED, PLOTTED = "derived and checked", "plotted only"
+STATUSES = (PAPER_PROTOCOL, STAND_IN, QUICK, NOT_RUN, OFFLINE, DERIVED, PLOTTED)
+#: seeds behind a paper's mean ± std (paper A: "mean ± std over 30 seeds")
+PAPER_SEEDS = {"A": 30}
+
+#: results files named ``paper`` whose runs change the paper's model, data, budget or schedule, and how.
+STAND_INS = {
+    "b_table4_head/paper": "an MLP head on frozen EfficientNet features trained by FreeMatch, not a WRN",
+    "b_table4_proxy/paper": "selection measures and a supervised proxy, not FreeMatch",
+    "b_table5/paper": "synthetic 512-d features on a loaded 2-core CPU",
+}
+
+
+def source_kind(source: str) -> str:
+    """``"CPU stand-in"`` for a ``cpu*`` results file or one of :data:`STAND_INS`, else ``"paper protocol"``."""
+    return STAND_IN if source.split("/")[1].startswith("cpu") or source in STAND_INS else PAPER_PROTOCOL
 
 
 @dataclass(frozen=True)
@@ -22,6 +64,21 @@ class Target:
     item: str  # "Table 1", "Figure 2", ...
     what: str
     notebook: str | None = None  # registry name of the notebook that reproduces it (None: not yet)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Group:
+    """One row group of an item: the records it reads (``sources``, filtered by ``match``: config key -> allowed
+    values), a fixed ``status`` where records cannot decide it (theorems, data that cannot be fetched), and
+    ``cells``: records -> ``[(row, column, our per-seed values or None, (paper mean, paper std))]``, one per cell
+    the paper prints for the group."""
+
+    group: str = ""
+    sources: tuple = ()
+    match: Mapping = field(default_factory=dict)
+    status: str = ""
+    cells: Callable | None = None
     note: str = ""
 
 
@@ -43,6 +100,194 @@ NOT_REPRODUCED = (
 )
 
 
+# ------------------------------------------------------------------------------------ the paper's cells, per item
+
+
+def _a_table_cells(table: int, datasets) -> Callable:
+    def cells(records):
+        from .claims import _a_rows
+        from .paper_a import PAPER_TABLE1, PAPER_TABLE2
+
+        ours = _a_rows(records, datasets)
+        paper = PAPER_TABLE1 if table == 1 else PAPER_TABLE2
+        return [
+            ((d, s), m, ours.get((d, s), {}).get(m), v)
+            for (d, s), row in paper.items()
+            if d in datasets
+            for m, v in row.items()
+        ]
+
+    return cells
+
+
+def _a_fixmatch_cells(datasets) -> Callable:
+    def cells(records):
+        from .paper_a_appendix import PAPER_TABLE3, select_threshold
+
+        recs = [r for r in records if isinstance(r["config"]["setting"], str) and r["config"]["dataset"] in datasets]
+        ours: dict = {}
+        for r in select_threshold(recs) if recs else []:
+            ours.setdefault((r["config"]["dataset"], r["config"]["setting"]), []).append(r["metrics"]["test_acc"])
+        return [(k, "FixMatch", ours.get(k), v["test_acc"]) for k, v in PAPER_TABLE3.items() if k[0] in datasets]
+
+    return cells
+
+
+def _a_experiment(records, experiment: str, key: str | None) -> dict:
+    """Appendix D records of one ``experiment``: ``{(dataset, setting, config[key]): {metric: [per seed]}}``."""
+    out: dict = {}
+    for r in records:
+        c = r["config"]
+        if c.get("experiment") == experiment:
+            cell = out.setdefault((c["dataset"], c["setting"], c.get(key) if key else None), {})
+            for metric, v in r["metrics"].items():
+                cell.setdefault(metric, []).append(v)
+    return out
+
+
+def _a_cov_size_cells(records):
+    from .paper_a_appendix import PAPER_TABLE4
+
+    ours = _a_experiment(records, "cov_size", "cov_per_class")
+    return [(k[:2], k[2], ours.get(k, {}).get("test_acc"), v) for k, v in PAPER_TABLE4.items()]
+
+
+def _a_ec_cells(datasets) -> Callable:
+    def cells(records):
+        from .paper_a_appendix import PAPER_TABLE5
+
+        ours = _a_experiment(records, "ec_diag", None)
+        return [
+            ((d, s), metric, ours.get((d, s, None), {}).get(metric), v[metric])
+            for (d, s), v in PAPER_TABLE5.items()
+            if d in datasets
+            for metric in ("test_acc", "cov_rel_fro")
+        ]
+
+    return cells
+
+
+def _a_nn_cells(tables, datasets) -> Callable:
+    def cells(records):
+        from .paper_a_appendix import PAPER_TABLES
+
+        ours = _a_experiment(records, "nn", "nn")
+        return [
+            ((t, d, s), mode, ours.get((d, s, mode), {}).get("test_acc"), v[mode])
+            for t in tables
+            for (d, s), v in PAPER_TABLES[t].items()
+            if d in datasets
+            for mode in ("on", "off")
+        ]
+
+    return cells
+
+
+_TABULAR_1 = ("adult", "banknote", "breast_cancer", "credit_default")
+_TABULAR_2 = ("shuttle", "dry_bean")
+_COVERTYPE = "the Covertype file is not in the offline data folder"
+_A_NN = "a_ablations/paper"
+
+#: (paper, item) -> its row groups; items not listed are one group reading ``<notebook stem>/paper`` and ``/cpu``.
+GROUPS = {
+    ("A", "Theorems 1-10"): (
+        Group("Theorems 1-9", status=DERIVED),
+        Group("Theorem 10", status=PLOTTED, note="the bound's three terms are plotted against n, not checked"),
+    ),
+    ("A", "Table 1"): (
+        Group("tabular", ("a_table1/paper",), {"dataset": _TABULAR_1}, cells=_a_table_cells(1, _TABULAR_1)),
+        Group("MNIST 4v9", ("a_table1/paper",), {"dataset": ("mnist_4v9",)}, cells=_a_table_cells(1, ("mnist_4v9",))),
+        Group("CIFAR CvD", ("a_table1/paper",), {"dataset": ("cifar_cvd",)}, cells=_a_table_cells(1, ("cifar_cvd",))),
+    ),
+    ("A", "Table 2"): (
+        Group("Shuttle, Dry Bean", ("a_table2/paper",), {"dataset": _TABULAR_2}, cells=_a_table_cells(2, _TABULAR_2)),
+        Group("Covertype", status=OFFLINE, note=_COVERTYPE),
+        Group("MNIST", ("a_table2/paper",), {"dataset": ("mnist",)}, cells=_a_table_cells(2, ("mnist",))),
+    ),
+    ("A", "Table 3"): (
+        Group("tabular", ("a_fixmatch/paper",), {"dataset": _TABULAR_1}, cells=_a_fixmatch_cells(_TABULAR_1)),
+        Group(
+            "MNIST 4v9, MNIST",
+            ("a_fixmatch/paper",),
+            {"dataset": ("mnist_4v9", "mnist")},
+            cells=_a_fixmatch_cells(("mnist_4v9", "mnist")),
+        ),
+    ),
+    ("A", "Table 4"): (Group("", (_A_NN,), {"experiment": ("cov_size",)}, cells=_a_cov_size_cells),),
+    ("A", "Table 5"): (
+        Group(
+            "Shuttle, Dry Bean",
+            (_A_NN,),
+            {"experiment": ("ec_diag",), "dataset": _TABULAR_2},
+            cells=_a_ec_cells(_TABULAR_2),
+        ),
+        Group("Covertype", status=OFFLINE, note=_COVERTYPE),
+        Group("MNIST", (_A_NN,), {"experiment": ("ec_diag",), "dataset": ("mnist",)}, cells=_a_ec_cells(("mnist",))),
+    ),
+    ("A", "Tables 6-10"): (
+        Group(
+            "Table 6 · binary tabular",
+            (_A_NN,),
+            {"experiment": ("nn",), "dataset": _TABULAR_1},
+            cells=_a_nn_cells((6,), _TABULAR_1),
+        ),
+        Group(
+            "Table 7 · binary image",
+            (_A_NN,),
+            {"experiment": ("nn",), "dataset": ("mnist_4v9", "cifar_cvd")},
+            cells=_a_nn_cells((7,), ("mnist_4v9", "cifar_cvd")),
+        ),
+        Group(
+            "Tables 8-10 · Shuttle, Dry Bean",
+            (_A_NN,),
+            {"experiment": ("nn",), "dataset": _TABULAR_2},
+            cells=_a_nn_cells((8, 9, 10), _TABULAR_2),
+        ),
+        Group("Tables 8-10 · Covertype", status=OFFLINE, note=_COVERTYPE),
+        Group(
+            "Tables 8-10 · MNIST, CIFAR-10",
+            (_A_NN,),
+            {"experiment": ("nn",), "dataset": ("mnist", "cifar10")},
+            cells=_a_nn_cells((8, 9, 10), ("mnist", "cifar10")),
+        ),
+    ),
+    ("A", "Appendix B"): (
+        Group("Dry Bean", ("a_appendix_b/paper",), {"dataset": ("dry_bean",)}),
+        Group("Covertype", status=OFFLINE, note=_COVERTYPE + "; digits 0-6 is shown beside Dry Bean instead"),
+    ),
+    ("A", "Figure 1"): (Group("", ("a_figure1/paper",), note="one Monte Carlo run (many trials) per cell"),),
+    ("B", "Theory"): (Group("", status=DERIVED),),
+    ("B", "Table 1"): (
+        Group("CIFAR-10", ("b_table1/cpu_efficientnet",), note="frozen EfficientNet features + an MLP head"),
+        Group("CIFAR-100, SVHN, STL-10", status=OFFLINE, note="the datasets are not in the offline data folder"),
+    ),
+    ("B", "Table 4"): (
+        Group("CIFAR-10 · accuracy", ("b_table4_head/paper",), note=STAND_INS["b_table4_head/paper"]),
+        Group("CIFAR-10 · selection measures", ("b_table4_proxy/paper",), note=STAND_INS["b_table4_proxy/paper"]),
+        Group("CIFAR-100", status=OFFLINE, note="CIFAR-100 is not in the offline data folder"),
+    ),
+    ("B", "Table 5"): (Group("", ("b_table5/paper",), {"part": ("timing",)}, note=STAND_INS["b_table5/paper"]),),
+    ("C", "Eq. (5)-(7)"): (Group("", status=DERIVED),),
+    ("C", "Theorem 1 / Lemmas 1-3"): (Group("", status=DERIVED),),
+    ("C", "Figure 4 (a-e)"): (
+        Group("VAT · MNIST", ("c_tradeoff/cpu",), note="MNIST, the paper's MNIST CNN, 40 epochs, R = 10"),
+        Group("VAT, MT, FixMatch · CIFAR-10", ("c_tradeoff/paper",)),
+        Group("SVHN", status=OFFLINE, note="SVHN is not in the offline data folder"),
+    ),
+    ("C", "Tables 5-10"): (Group("VAT · MNIST", ("c_tradeoff/cpu",)), Group("CIFAR-10, SVHN", ("c_tradeoff/paper",))),
+    ("C", "Figure 4 (f)"): (Group("", ("c_tradeoff/cpu",)),),
+    ("C", "Figure 4 (g-h)"): (Group("", ("c_tradeoff/cpu",)),),
+    ("C", "Figures 8-9 (App. G.3)"): (Group("", ("c_extended/cpu", "c_extended/paper")),),
+    ("C", "Figure 7 (App. G.1)"): (Group("", ("c_variants/cpu",), {"warm": (False,)}),),
+    ("C", "CORDS defects D3/D4/D5"): (Group("", ("c_variants/cpu",), {"cords_compatible": (True,)}),),
+    ("C", "Figure 5 (Bayesian coreset)"): (Group("", ("c_bayesian/cpu", "c_bayesian/paper")),),
+    ("C", "Figure 6 (a-c), Tables 12-13"): (Group("", ("c_robust/cpu", "c_robust/paper")),),
+    ("C", "Figure 6 (d)"): (Group("", ("c_robust/cpu", "c_robust/paper")),),
+    ("C", "Table 11 (App. H.1)"): (Group("", ("c_robust/cpu", "c_robust/paper"), {"method": ("retrieve_warm",)}),),
+    ("C", "Robust SSL mechanism"): (Group("", ("c_robust/cpu", "c_robust/paper"), {"method": ("retrieve", "random")}),),
+}
+
+
 def targets() -> list[Target]:
     """Every item: the registered notebooks' targets and :data:`NOT_REPRODUCED`, sorted by paper and item."""
     found = [
@@ -53,47 +298,146 @@ def targets() -> list[Target]:
     return sorted(found + list(NOT_REPRODUCED), key=lambda t: (t.paper, t.item))
 
 
-def _status(target: Target, root: Path) -> tuple[str, str]:
+def groups_of(target: Target) -> tuple:
+    """The row groups of ``target``: :data:`GROUPS`, or one group reading the notebook's paper and cpu files."""
+    if (target.paper, target.item) in GROUPS:
+        return GROUPS[(target.paper, target.item)]
     if target.notebook is None:
-        return "not reproduced yet", ""
-    spec = next((s for s in registry() if s.name == target.notebook), None)
-    if spec is None:
-        return "not reproduced yet", ""
-    folder = root / "notebooks" / "results"
-    results = next((f for f in sorted(folder.glob(Path(spec.path).stem + "*/paper.jsonl"))), None)
-    if results is not None:
-        from .runner import load_results
-
-        records = load_results(results)
-        per_cell = {}
-        for r in records:
-            per_cell.setdefault(json.dumps(r["config"], sort_keys=True), set()).add(r["seed"])
-        counts = sorted(len(v) for v in per_cell.values())
-        seeds = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]}-{counts[-1]}"
-        return f"paper scale ({len(records)} runs, {seeds} seed(s) per cell)", spec.path
-    cpu = next((f for f in sorted(folder.glob(Path(spec.path).stem + "*/cpu*.jsonl"))), None)
-    if cpu is not None:
-        from .runner import load_results
-
-        seeds = sorted({r["seed"] for r in load_results(cpu)})
-        return f"CPU stand-in ({len(load_results(cpu))} runs, {len(seeds)} seed(s))", spec.path
-    return "quick scale only", spec.path
+        return (Group(status=OFFLINE if "not runnable offline" in target.note else NOT_RUN),)
+    spec = next(s for s in registry() if s.name == target.notebook)
+    stem = Path(spec.path).stem
+    return (Group(sources=(f"{stem}/paper", f"{stem}/cpu")),)
 
 
-def scorecard(root: str | Path | None = None) -> pd.DataFrame:
-    """One row per paper item: what it is, the notebook that reproduces it and its status."""
+def _load(source: str, root: Path) -> list:
+    from .claims import read_records
+
+    name, scale = source.split("/")
+    return read_records(root / "notebooks" / "results" / name / f"{scale}.jsonl")
+
+
+def matching(group: Group, root: Path) -> dict:
+    """``{source: records}`` of the group's sources, only the records whose config matches ``group.match``."""
+    out = {}
+    for s in group.sources:
+        recs = [r for r in _load(s, root) if all(r["config"].get(k) in v for k, v in group.match.items())]
+        if recs:
+            out[s] = recs
+    return out
+
+
+def _seeds(records) -> str:
+    per_config: dict = {}
+    for r in records:
+        per_config.setdefault(json.dumps(r["config"], sort_keys=True), set()).add(r["seed"])
+    counts = sorted(len(v) for v in per_config.values())
+    n = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]}-{counts[-1]}"
+    return f"{n} seed{'s' if counts[-1] > 1 else ''}"
+
+
+def cell_counts(cells, paper_seeds: int) -> dict:
+    """Counts over the paper's cells: ``rows`` (paper rows with a record / all), ``cells`` (with our value and a
+    paper number), ``within_2sd`` (|ours - paper| <= 2 x the paper's std) and ``differ_2se`` (|ours - paper| > 2 x
+    sqrt(s²/n + s_paper²/n_paper))."""
+    rows_all = {row for row, _, _, _ in cells}
+    rows_run = {row for row, _, ours, _ in cells if ours}
+    both = [(np.asarray(ours, dtype=float), p) for _, _, ours, p in cells if ours and p is not None]
+    within = differ = 0
+    for ours, (pm, ps) in both:
+        diff = abs(float(ours.mean()) - pm)
+        if not math.isnan(ps):
+            within += diff <= 2 * ps
+            sd = float(ours.std(ddof=1)) if len(ours) > 1 else math.nan
+            differ += diff > 2 * math.sqrt(sd**2 / len(ours) + ps**2 / paper_seeds)
+    return {
+        "rows": f"{len(rows_run)} of {len(rows_all)}",
+        "cells": len(both),
+        "within_2sd": within,
+        "differ_2se": differ,
+    }
+
+
+def status(target: Target, group: Group, root: Path) -> tuple[str, dict, dict]:
+    """``(status, records by source, cell counts)`` of one row group."""
+    if group.status:
+        return group.status, {}, {}
+    found = matching(group, root)
+    paper = [r for s, recs in found.items() if source_kind(s) == PAPER_PROTOCOL for r in recs]
+    stand_in = [r for s, recs in found.items() if source_kind(s) == STAND_IN for r in recs]
+    counts = cell_counts(group.cells(paper), PAPER_SEEDS.get(target.paper, 30)) if group.cells and paper else {}
+    if paper:
+        rows = counts.get("rows", "")
+        partial = rows and rows.split(" of ")[0] != rows.split(" of ")[1]
+        return f"{PAPER_PROTOCOL} ({_seeds(paper)})" + (f", {rows} rows" if partial else ""), found, counts
+    if stand_in:
+        return f"{STAND_IN} ({_seeds(stand_in)})", found, counts
+    if group.cells:
+        counts = {"rows": cell_counts(group.cells([]), 30)["rows"]}
+    return (QUICK if target.notebook else NOT_RUN), found, counts
+
+
+def scorecard(root: str | Path | None = None, claims=None) -> pd.DataFrame:
+    """One row per row group of every item: paper, item, group, what, status, the paper's rows we ran, the cell
+    counts, the claims that hold / do not hold (:func:`sslkit.experiments.claims.ledger`, or ``claims``: a ledger
+    to use), the notebook and a note."""
+    from .claims import ledger
+
     root = Path(root) if root is not None else repo_root()
+    claims = ledger() if claims is None else claims
     rows = []
     for t in targets():
-        status, path = _status(t, root)
-        rows.append(
-            {
-                "paper": t.paper,
-                "item": t.item,
-                "what": t.what,
-                "status": status,
-                "notebook": path or "-",
-                "note": t.note,
-            }
-        )
+        spec = next((s for s in registry() if s.name == t.notebook), None)
+        for g in groups_of(t):
+            st, _, counts = status(t, g, root)
+            mine = claims[(claims["paper"] == t.paper) & (claims["item"] == t.item) & (claims["group"] == g.group)]
+            rows.append(
+                {
+                    "paper": t.paper,
+                    "item": t.item,
+                    "group": g.group,
+                    "what": t.what,
+                    "status": st,
+                    "rows": counts.get("rows", ""),
+                    "cells": counts.get("cells", ""),
+                    "within 2σ": counts.get("within_2sd", ""),
+                    "differ at 2 SE": counts.get("differ_2se", ""),
+                    "claims hold": int((mine["verdict"] == "holds").sum()),
+                    "claims fail": int((mine["verdict"] == "does not hold").sum()),
+                    "notebook": spec.path if spec else "",
+                    "note": g.note if (t.paper, t.item) in GROUPS else t.note,
+                }
+            )
     return pd.DataFrame(rows)
+
+
+def status_counts(card: pd.DataFrame) -> dict:
+    """``{paper: {status without its seed count: number of row groups}}`` of a :func:`scorecard` table."""
+    base = card["status"].str.split(" \\(").str[0]
+    return {p: base[card["paper"] == p].value_counts().to_dict() for p in sorted(card["paper"].unique())}
+
+
+def to_html(card: pd.DataFrame) -> str:
+    """The scorecard as an HTML table for a book page one folder below the root: no index, the item linked to its
+    notebook's page, the counts in narrow columns, the group under the item."""
+    import html
+
+    def link(r):
+        name = html.escape(r["item"])
+        if r["notebook"]:
+            name = f'<a href="../{r["notebook"][:-3]}.html">{name}</a>'
+        return name + (f"<br><small>{html.escape(r['group'])}</small>" if r["group"] else "")
+
+    shown = pd.DataFrame(
+        {
+            "paper": card["paper"],
+            "item": [link(r) for _, r in card.iterrows()],
+            "status": card["status"].map(html.escape),
+            "rows run": card["rows"],
+            "cells": card["cells"],
+            "≤ 2σ": card["within 2σ"],
+            "≠ at 2 SE": card["differ at 2 SE"],
+            "claims ✓ / ✗": [f"{a} / {b}" if a or b else "" for a, b in zip(card["claims hold"], card["claims fail"])],
+            "note": card["note"].map(html.escape),
+        }
+    )
+    return shown.to_html(index=False, escape=False, border=0, classes="table scorecard")
