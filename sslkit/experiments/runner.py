@@ -24,8 +24,9 @@ Rules kept deliberately simple:
   ``null`` would lose its sign. Reading still accepts the bare ``NaN`` of files written before.
 * One writer per results file: :func:`run_grid` holds an exclusive ``fcntl.flock`` on the file while it
   repairs and appends; a second process that tries to write the same file meanwhile gets a
-  ``BlockingIOError`` (an ``OSError``) at once instead of duplicating records (on systems without ``fcntl`` there is no
-  lock). A sweep with nothing left to run only reads the file (no lock, no write access needed).
+  ``BlockingIOError`` (an ``OSError``) at once instead of duplicating records (on systems without
+  ``fcntl`` there is no lock). A sweep with nothing left to run only reads the file (no lock, no write
+  access needed).
 * A results path that is a directory, an unwritable or unreadable path, and a line that is not UTF-8
   text give one clear error naming the file (``OSError`` / ``ValueError``); a non-UTF-8 *last* line is a
   truncated write and is handled like any truncated last line (ignored with a warning, cut off).
