@@ -3,11 +3,14 @@
 The results file is JSON Lines: one record per finished run, appended and flushed to disk (``fsync``)
 as soon as the run ends. A record is::
 
-    {"key", "config", "seed", "scale", "metrics", "seconds", "hardware", "sslkit_version",
-     "finished_at", "extra"}
+    {"key", "config", "seed", "scale", "metrics", "seconds", "hardware", "torch_threads",
+     "sslkit_version", "finished_at", "extra"}
 
 ``key`` is a stable hash of ``(config, seed, scale)``. On restart, runs whose key is already in the file
-are skipped, so a sweep killed at any moment loses no finished run and repeats none.
+are skipped, so a sweep killed at any moment loses no finished run and repeats none. ``torch_threads``
+is ``torch.get_num_threads()`` when the run started (the intra-op thread count changes the last bits of
+some CPU results, so a replay needs it); records written before it existed lack it
+(:data:`LEGACY_MISSING_FIELDS`). It is not part of the key.
 
 Rules kept deliberately simple:
 
@@ -15,20 +18,38 @@ Rules kept deliberately simple:
   stay in the file, and rerunning the sweep retries the failed run.
 * The key depends on the JSON value of the config: ``1`` and ``1.0`` are different configs, and a tuple
   and a list with the same items are the same config.
-* One process per results file: two processes appending to the same file at once are not coordinated.
+* Every line is strict JSON. A NaN metric (a float or numpy NaN, also inside lists and dicts) is
+  written as ``null``: in a record, ``null`` means "no value" whether ``fn`` returned NaN or None (the
+  table helpers read both as NaN). An infinite metric is refused (``ValueError`` naming it), since
+  ``null`` would lose its sign. Reading still accepts the bare ``NaN`` of files written before.
+* One writer per results file: :func:`run_grid` holds an exclusive ``fcntl.flock`` on the file while it
+  repairs and appends; a second process that tries to write the same file meanwhile gets a
+  ``BlockingIOError`` (an ``OSError``) at once instead of duplicating records (on systems without
+  ``fcntl`` there is no lock). A sweep with nothing left to run only reads the file (no lock, no write
+  access needed).
+* A results path that is a directory, an unwritable or unreadable path, and a line that is not UTF-8
+  text give one clear error naming the file (``OSError`` / ``ValueError``); a non-UTF-8 *last* line is a
+  truncated write and is handled like any truncated last line (ignored with a warning, cut off).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import itertools
 import json
+import math
 import os
 import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux / macOS: no lock
+    fcntl = None
 
 from sslkit._checks import check_seed
 
@@ -40,10 +61,13 @@ RECORD_FIELDS = (
     "metrics",
     "seconds",
     "hardware",
+    "torch_threads",
     "sslkit_version",
     "finished_at",
     "extra",
 )
+#: Fields of :data:`RECORD_FIELDS` that records written before they were introduced lack.
+LEGACY_MISSING_FIELDS = ("torch_threads",)
 
 
 def _to_json_value(obj):
@@ -65,8 +89,29 @@ def _dumps(obj) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_to_json_value)
 
 
-def _check_json_dict(d, what: str) -> dict:
-    """Return ``d`` round-tripped through JSON; TypeError naming the offending key otherwise."""
+def _nan_to_null(value, where: str):
+    """``value`` (plain JSON values) with every NaN float replaced by None; ValueError for an infinity."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            raise ValueError(
+                f"{where} is {value}, which JSON cannot hold; return a finite number, or None / NaN for no value"
+            )
+        return value
+    if isinstance(value, list):
+        return [_nan_to_null(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _nan_to_null(v, f"{where}[{k!r}]") for k, v in value.items()}
+    return value
+
+
+def _check_json_dict(d, what: str, *, nan_to_null: bool = False) -> dict:
+    """Return ``d`` round-tripped through JSON; TypeError naming the offending key otherwise.
+
+    NaN and infinities are not JSON: with ``nan_to_null`` (metrics) NaN becomes None and an infinity is a
+    ``ValueError``; otherwise (configs, ``extra``, whose values make run keys) both are refused.
+    """
     if not isinstance(d, Mapping):
         raise TypeError(f"{what} must be a dict, got {type(d).__name__}")
     for k, v in d.items():
@@ -79,7 +124,21 @@ def _check_json_dict(d, what: str) -> dict:
                 f"{what}[{k!r}] is not JSON serialisable ({type(v).__name__}: {v!r}); "
                 "use numbers, strings, booleans, None, lists or dicts"
             ) from exc
-    return json.loads(_dumps(dict(d)))
+    out = json.loads(_dumps(dict(d)))
+    if nan_to_null:
+        return {k: _nan_to_null(v, f"{what}[{k!r}]") for k, v in out.items()}
+    for k, v in out.items():
+        try:
+            json.dumps(v, allow_nan=False)
+        except ValueError as exc:
+            raise ValueError(f"{what}[{k!r}] holds NaN or an infinity ({v!r}), which JSON cannot hold") from exc
+    return out
+
+
+def stored_metrics(metrics) -> dict:
+    """``metrics`` as :func:`run_grid` stores them: JSON values (numpy scalars and arrays converted), NaN as
+    ``None`` (``null``); ``TypeError`` for a value JSON cannot hold, ``ValueError`` for an infinity."""
+    return _check_json_dict(metrics, "metrics", nan_to_null=True)
 
 
 def run_key(config: Mapping, seed: int, scale: str) -> str:
@@ -134,9 +193,14 @@ def _check_seeds(seeds) -> list[int]:
     return out
 
 
-def _parse_lines(text: str, path) -> tuple[list[dict], int | None]:
-    """Parse JSONL text. Returns (records, byte offset where a broken last line starts, or None)."""
-    lines = text.split("\n")
+def _parse_lines(data: bytes, path, *, warn: bool = True) -> tuple[list[dict], int | None]:
+    """Parse JSONL bytes. Returns (records, byte offset where a broken last line starts, or None).
+
+    A last line that is not UTF-8 text or not valid JSON is a write cut short (a run killed while writing
+    its record): it is ignored (with a ``RuntimeWarning`` when ``warn``). Such a line anywhere else is a
+    ``ValueError`` naming it.
+    """
+    lines = data.split(b"\n")
     nonblank = [i for i, line in enumerate(lines) if line.strip()]
     records = []
     broken_at = None
@@ -144,66 +208,106 @@ def _parse_lines(text: str, path) -> tuple[list[dict], int | None]:
     starts = []
     for line in lines:
         starts.append(offset)
-        offset += len(line.encode("utf-8")) + 1
+        offset += len(line) + 1
     for i in nonblank:
         line = lines[i]
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
+            rec = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else f"not valid JSON ({exc.msg})"
             if i == nonblank[-1]:
-                warnings.warn(
-                    f"{path}: ignoring the truncated last line {i + 1} (a run killed while writing "
-                    f"its record?): {line[:80]!r}",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
+                if warn:
+                    warnings.warn(
+                        f"{path}: ignoring the truncated last line {i + 1} ({why}; a run killed while writing "
+                        f"its record?): {line[:80]!r}",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
                 broken_at = starts[i]
                 break
-            raise ValueError(f"{path}: line {i + 1} is not valid JSON ({exc.msg}); the file is corrupt") from exc
+            raise ValueError(f"{path}: line {i + 1} is {why}; the file is corrupt") from exc
         if not isinstance(rec, dict) or "key" not in rec:
             raise ValueError(f"{path}: line {i + 1} is not a run record (a JSON object with a 'key')")
         records.append(rec)
     return records, broken_at
 
 
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of a results file, with one clear ``OSError`` for a directory or an unreadable file."""
+    if path.is_dir():
+        raise IsADirectoryError(f"results path {str(path)!r} is a directory, not a results file (a .jsonl file)")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise OSError(f"cannot read the results file {str(path)!r}: {exc.strerror or exc}") from exc
+
+
 def load_results(path) -> list[dict]:
     """Read every record of a JSONL results file, in file order.
 
-    A truncated last line (a run killed while its record was being written) is ignored with a
-    ``RuntimeWarning``; an unreadable line anywhere else raises ``ValueError`` naming its line number.
-    Blank lines are ignored.
+    A truncated last line (a run killed while its record was being written; also a last line that is not
+    UTF-8 text) is ignored with a ``RuntimeWarning``; an unreadable line anywhere else raises ``ValueError``
+    naming its line number. Blank lines are ignored. A missing file is a ``FileNotFoundError``, a
+    directory an ``IsADirectoryError``, an unreadable file an ``OSError``, each naming the path.
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"results file {str(path)!r} does not exist")
-    records, _ = _parse_lines(path.read_text(encoding="utf-8"), path)
+    records, _ = _parse_lines(_read_bytes(path), path)
     return records
 
 
 def _load_and_repair(path: Path) -> list[dict]:
-    """Load the records; cut off a truncated last line and make sure the file ends with a newline."""
-    if not path.exists():
-        return []
-    text = path.read_text(encoding="utf-8")
-    records, broken_at = _parse_lines(text, path)
+    """Load the records; cut off a truncated last line and make sure the file ends with a newline.
+
+    Called with the file's lock held (:func:`_locked`), so no other writer is mid-line.
+    """
+    data = _read_bytes(path)
+    records, broken_at = _parse_lines(data, path)
     if broken_at is not None:
         with open(path, "r+b") as fh:
             fh.truncate(broken_at)
             fh.flush()
             os.fsync(fh.fileno())
-    elif text and not text.endswith("\n"):
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write("\n")
+    elif data and not data.endswith(b"\n"):
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
             fh.flush()
             os.fsync(fh.fileno())
     return records
 
 
-def _append(path: Path, line: str) -> None:
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Open ``path`` for appending (creating it and its folder) under an exclusive, non-blocking lock.
+
+    Yields the binary file handle. ``OSError`` naming the path when it is a directory or cannot be
+    written; ``BlockingIOError`` when another process holds the lock (it is writing the same file).
+    """
+    if path.is_dir():
+        raise IsADirectoryError(f"results path {str(path)!r} is a directory, not a results file (a .jsonl file)")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "ab")
+    except OSError as exc:
+        raise OSError(f"cannot write the results file {str(path)!r}: {exc.strerror or exc}") from exc
+    with fh:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise BlockingIOError(
+                    f"results file {str(path)!r} is being written by another process (it holds the file's lock); "
+                    "two sweeps appending to one file would duplicate records: wait for the other one to finish, "
+                    "or give this one another results file"
+                ) from None
+        yield fh
+
+
+def _append(fh, line: str) -> None:
+    fh.write(line.encode("utf-8") + b"\n")
+    fh.flush()
+    os.fsync(fh.fileno())
 
 
 def results_path(name: str, scale: str, *, results_dir=None) -> Path:
@@ -257,6 +361,16 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
     list of dict
         One record per (config, seed) of this grid, old and new, in grid order (config-major).
         Records of other grids sharing the file are not returned (use :func:`load_results`).
+
+    Raises
+    ------
+    OSError
+        ``results_path`` is a directory (``IsADirectoryError``), or cannot be read or written (the message
+        names it).
+    BlockingIOError
+        Another process is writing the same results file (it holds the lock); an ``OSError`` too.
+    ValueError
+        A corrupt line before the last one, or an infinite metric (NaN metrics are stored as ``null``).
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
@@ -268,17 +382,30 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
     if hardware is not None and not isinstance(hardware, str):
         raise TypeError(f"hardware must be a string, got {type(hardware).__name__}")
     path = Path(results_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    done = {}
-    for rec in _load_and_repair(path):
-        done.setdefault(rec["key"], rec)
 
     jobs = [(config, seed, run_key(config, seed, scale)) for config in configs for seed in seeds]
     keys = [k for _, _, k in jobs]
     if len(set(keys)) != len(keys):
         raise ValueError("grid contains the same config twice")
-    todo = [job for job in jobs if job[2] not in done]
+
+    if path.exists():  # nothing left to run: read only (no lock, no write access needed)
+        done = {}
+        for rec in _parse_lines(_read_bytes(path), path, warn=False)[0]:
+            done.setdefault(rec["key"], rec)
+        if all(k in done for k in keys):
+            return [done[k] for k in keys]
+    with _locked(path) as fh:  # read again under the lock: another sweep may have finished runs meanwhile
+        done = {}
+        for rec in _load_and_repair(path):
+            done.setdefault(rec["key"], rec)
+        todo = [job for job in jobs if job[2] not in done]
+        _run_jobs(fn, todo, len(jobs), done, fh, scale, hardware, extra, progress)
+    return [done[k] for k in keys]
+
+
+def _run_jobs(fn, todo, total, done, fh, scale, hardware, extra, progress) -> None:
+    """Run the ``(config, seed, key)`` jobs of ``todo``, appending one record each to ``fh`` and ``done``."""
+    import torch
 
     import sslkit
 
@@ -290,13 +417,14 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
     if progress and todo:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc="runs", unit="run")
+        bar = tqdm(total=total, initial=total - len(todo), desc="runs", unit="run")
     try:
         for config, seed, key in todo:
+            threads = torch.get_num_threads()
             start = time.perf_counter()
             metrics = fn(**config, seed=seed)
             seconds = time.perf_counter() - start
-            metrics = _check_json_dict(metrics, "metrics")
+            metrics = stored_metrics(metrics)
             record = {
                 "key": key,
                 "config": config,
@@ -305,16 +433,16 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
                 "metrics": metrics,
                 "seconds": round(seconds, 4),
                 "hardware": hardware,
+                "torch_threads": threads,
                 "sslkit_version": sslkit.__version__,
                 "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                 "extra": extra,
             }
-            line = json.dumps(record, default=_to_json_value)
-            _append(path, line)
+            line = json.dumps(record, default=_to_json_value, allow_nan=False)
+            _append(fh, line)
             done[key] = json.loads(line)
             if bar is not None:
                 bar.update(1)
     finally:
         if bar is not None:
             bar.close()
-    return [done[k] for k in keys]
