@@ -447,7 +447,7 @@ def test_second_writer_on_the_same_file_is_refused(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     first = subprocess.Popen([sys.executable, "-c", LOCK_SCRIPT, str(results), str(ready)], env=env)
     try:
-        for _ in range(600):
+        for _ in range(3000):  # a loaded machine takes long to import torch in the subprocess
             if ready.exists() or first.poll() is not None:
                 break
             time.sleep(0.05)
