@@ -16,6 +16,8 @@ Rules kept deliberately simple:
 * The key depends on the JSON value of the config: ``1`` and ``1.0`` are different configs, and a tuple
   and a list with the same items are the same config.
 * One process per results file: two processes appending to the same file at once are not coordinated.
+* ``executor="ray"`` / ``"slurm"`` (:mod:`.executors`) run the same runs elsewhere and write the same records;
+  there a failing run does not stop the others (:class:`~.executors.RunsFailed` is raised at the end).
 """
 
 from __future__ import annotations
@@ -228,7 +230,40 @@ def results_path(name: str, scale: str, *, results_dir=None) -> Path:
     return Path(results_dir) / name / f"{scale}.jsonl"
 
 
-def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, extra=None, hardware=None) -> list[dict]:
+class _Run:
+    """``fn`` and the fixed fields of its records: what a worker (any executor) needs to run one (config, seed)."""
+
+    def __init__(self, fn, scale, hardware, extra):
+        self.fn, self.scale, self.hardware, self.extra = fn, scale, hardware, extra
+
+    def __call__(self, config, seed, key) -> dict:
+        """Run ``fn(**config, seed=seed)`` and return its record (JSON values only)."""
+        import sslkit
+
+        from .hardware import hardware_summary
+
+        start = time.perf_counter()
+        metrics = self.fn(**config, seed=seed)
+        seconds = time.perf_counter() - start
+        metrics = _check_json_dict(metrics, "metrics")
+        record = {
+            "key": key,
+            "config": config,
+            "seed": seed,
+            "scale": self.scale,
+            "metrics": metrics,
+            "seconds": round(seconds, 4),
+            "hardware": hardware_summary() if self.hardware is None else self.hardware,
+            "sslkit_version": sslkit.__version__,
+            "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "extra": self.extra,
+        }
+        return json.loads(json.dumps(record, default=_to_json_value))
+
+
+def run_grid(
+    fn, grid, results_path, *, seeds, scale="quick", progress=True, extra=None, hardware=None, executor="local"
+) -> list[dict]:
     """Run ``fn(**config, seed=seed)`` for every config of ``grid`` and every seed; return the records.
 
     Parameters
@@ -250,7 +285,13 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
         not part of the key.
     hardware : str, optional
         Hardware label stored with each new record; default ``hardware_summary("auto")``. Pass
-        ``hardware_summary(device)`` when ``fn`` runs on another device than "auto" would pick.
+        ``hardware_summary(device)`` when ``fn`` runs on another device than "auto" would pick. With the
+        ray and slurm executors the default is measured on each run's worker; a string given here is stored
+        as given, so describe the workers' hardware, not the driver's.
+    executor : str or dict
+        ``"local"`` (one run after another here), ``"ray"`` or ``"slurm"``, or a dict with the resources
+        of one run, e.g. ``{"name": "ray", "num_gpus": 1}``; see :mod:`sslkit.experiments.executors`.
+        The records and keys do not depend on it, so any executor can resume a sweep.
 
     Returns
     -------
@@ -267,12 +308,22 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
     extra = {} if extra is None else _check_json_dict(extra, "extra")
     if hardware is not None and not isinstance(hardware, str):
         raise TypeError(f"hardware must be a string, got {type(hardware).__name__}")
+    from . import executors as ex
+    from .hardware import hardware_summary
+
+    name, options = ex.parse_executor(executor)
     path = Path(results_path)
     path.parent.mkdir(parents=True, exist_ok=True)
 
     done = {}
     for rec in _load_and_repair(path):
         done.setdefault(rec["key"], rec)
+    parts = ex.parts_dir(path)
+    for part, rec in ex.read_parts(parts):  # records of Slurm jobs whose driver was killed
+        if rec["key"] not in done:
+            _append(path, json.dumps(rec))
+            done[rec["key"]] = rec
+        part.unlink()
 
     jobs = [(config, seed, run_key(config, seed, scale)) for config in configs for seed in seeds]
     keys = [k for _, _, k in jobs]
@@ -280,41 +331,35 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
         raise ValueError("grid contains the same config twice")
     todo = [job for job in jobs if job[2] not in done]
 
-    import sslkit
-
-    from .hardware import hardware_summary
-
-    if hardware is None and todo:
+    if hardware is None and todo and name == "local":
         hardware = hardware_summary()
+    run_one = _Run(fn, scale, hardware, extra)
+    if name == "local":
+        results = ((job, run_one(*job), None) for job in todo)  # an exception propagates at once
+    elif name == "ray":
+        results = ex.ray_results(run_one, todo, options) if todo else iter(())
+    else:
+        results = ex.slurm_results(run_one, todo, options, path) if todo else iter(())
     bar = None
     if progress and todo:
         from tqdm import tqdm
 
         bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc="runs", unit="run")
+    failures = []
     try:
-        for config, seed, key in todo:
-            start = time.perf_counter()
-            metrics = fn(**config, seed=seed)
-            seconds = time.perf_counter() - start
-            metrics = _check_json_dict(metrics, "metrics")
-            record = {
-                "key": key,
-                "config": config,
-                "seed": seed,
-                "scale": scale,
-                "metrics": metrics,
-                "seconds": round(seconds, 4),
-                "hardware": hardware,
-                "sslkit_version": sslkit.__version__,
-                "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                "extra": extra,
-            }
-            line = json.dumps(record, default=_to_json_value)
+        for (config, seed, key), record, error in results:
+            if error is not None:
+                failures.append((config, seed, key, error))
+                continue
+            line = json.dumps(record)
             _append(path, line)
+            (parts / f"{key}.json").unlink(missing_ok=True)
             done[key] = json.loads(line)
             if bar is not None:
                 bar.update(1)
     finally:
         if bar is not None:
             bar.close()
+    if failures:
+        raise ex.RunsFailed(failures, len(todo)) from failures[0][3]
     return [done[k] for k in keys]
