@@ -76,6 +76,14 @@ def local_records(tmp_path):
     return run_grid(fn, GRID, tmp_path / "local.jsonl", seeds=SEEDS, progress=False)
 
 
+def test_chapter_c_notebooks_take_an_executor_parameter():
+    """So that `sslkit reproduce c-tradeoff --scale paper -p executor=ray` is accepted."""
+    from sslkit.experiments.notebooks import notebook_parameters
+
+    for name in ("c_tradeoff", "c_robust", "c_variants", "c_bayesian"):
+        assert notebook_parameters(REPO / "notebooks" / f"{name}.md")["executor"] == "local"
+
+
 # --- no engine needed ---------------------------------------------------------------------------------------
 
 
@@ -205,7 +213,8 @@ DRIVER = textwrap.dedent(
     if (executor if isinstance(executor, str) else executor["name"]) == "ray":
         import ray
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    run_grid(fn, {"n": [10, 20, 30, 40]}, results, seeds=[0, 1, 2], progress=False, executor=executor)
+    run_grid(fn, {"n": [10, 20, 30, 40]}, results, seeds=[0, 1, 2], progress=False, executor=executor,
+             hardware="test rig")
     """
 )
 DRIVER_GRID = {"n": [10, 20, 30, 40]}
@@ -218,8 +227,8 @@ def _driver(tmp_path, results, executor):
     return subprocess.Popen(args, env=env, start_new_session=True, stderr=subprocess.PIPE, text=True)
 
 
-def _kill_driver_mid_sweep(tmp_path, results, executor, after=3, limit_s=240):
-    """Start a driver; SIGKILL it (and its process group) once ``after`` records are written."""
+def _kill_driver_mid_sweep(tmp_path, results, executor, after=3, session=True, limit_s=240):
+    """Start a driver; SIGKILL it once ``after`` records are written, and (``session``) what it started."""
     proc = _driver(tmp_path, results, executor)
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline and proc.poll() is None:
@@ -229,13 +238,19 @@ def _kill_driver_mid_sweep(tmp_path, results, executor, after=3, limit_s=240):
     assert proc.poll() is None, f"the driver ended before it was killed: {proc.stderr.read()[-2000:]}"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # what the driver started in its session (Ray's local cluster)
-    except ProcessLookupError:
-        pass
+    if session:
+        _kill_session(proc.pid)
     proc.stderr.close()
     assert proc.returncode == -9
-    return len(load_results(results))
+    return len(load_results(results)), proc.pid
+
+
+def _kill_session(pid):
+    """SIGKILL what a driver started in its session (Ray's local cluster, submitit's local jobs)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _resume(tmp_path, results, executor):
@@ -248,12 +263,14 @@ def _resume(tmp_path, results, executor):
 def test_killed_ray_driver_resumes_nothing_lost_nothing_duplicated(tmp_path, resume_with):
     pytest.importorskip("ray", reason="ray is not installed (pip install -r .ci/requirements.txt)")
     results = tmp_path / "r.jsonl"
-    kept = _kill_driver_mid_sweep(tmp_path, results, "ray")
+    kept, _ = _kill_driver_mid_sweep(tmp_path, results, "ray")
     assert 3 <= kept < 12
     before = {r["key"] for r in load_results(results)}
     n_started = len(_entries(tmp_path / "started.log"))
     _resume(tmp_path, results, resume_with)  # a sweep is resumable by any executor
-    reference = run_grid(fn, DRIVER_GRID, tmp_path / "local.jsonl", seeds=DRIVER_SEEDS, progress=False)
+    reference = run_grid(
+        fn, DRIVER_GRID, tmp_path / "ref.jsonl", seeds=DRIVER_SEEDS, progress=False, hardware="test rig"
+    )
     _check_complete(results, reference)
     restarted = {run_key({"n": n}, s, "quick") for n, s in _entries(tmp_path / "started.log")[n_started:]}
     assert not restarted & before  # runs recorded before the kill were not run again
@@ -293,3 +310,30 @@ def test_slurm_killed_job_is_resubmitted_failing_job_reported(submitit, tmp_path
     started = _entries(attempts)
     assert started.count((10, 0)) == 2 and started.count((30, 0)) == started.count((30, 1)) == 1
     _check_complete(path, [r for r in local_records if r["config"]["n"] != 30])
+
+
+def test_killed_slurm_driver_its_jobs_records_are_merged_not_rerun(submitit, tmp_path):
+    """The driver dies, its jobs do not: they leave their records in quick.parts/, and the next run_grid
+    (here the local executor) appends them and runs nothing again."""
+    results, parts = tmp_path / "quick.jsonl", tmp_path / "quick.parts"
+    _, session = _kill_driver_mid_sweep(tmp_path, results, SLURM, after=1, session=False)
+    try:
+        kept = {r["key"] for r in load_results(results)}
+
+        def finished():  # a part may also be in the file: the driver died between appending and removing it
+            return kept | {p.stem for p in parts.glob("*.json")}
+
+        deadline = time.monotonic() + 240
+        while len(finished()) < 12 and time.monotonic() < deadline:
+            time.sleep(0.2)  # the orphaned jobs finish
+        assert len(finished()) == 12 and finished() != kept
+        n_started = len(_entries(tmp_path / "started.log"))
+        _resume(tmp_path, results, "local")
+        assert len(_entries(tmp_path / "started.log")) == n_started  # nothing ran again
+        reference = run_grid(
+            fn, DRIVER_GRID, tmp_path / "ref.jsonl", seeds=DRIVER_SEEDS, progress=False, hardware="test rig"
+        )
+        _check_complete(results, reference)
+        assert list(parts.iterdir()) == []
+    finally:
+        _kill_session(session)
