@@ -94,7 +94,7 @@ def _require(module: str):
 
 
 def ray_results(run_one, jobs, options):
-    """Run ``run_one(fn, config, seed, key)`` for each job as Ray tasks; yield ``(job, record, error)`` as they end.
+    """Run ``run_one(config, seed, key)`` for each job as a Ray task; yield ``(job, record, error)`` as they end.
 
     ``run_one`` is a picklable callable carrying ``fn`` and the record's fixed fields (see ``runner``).
     """
