@@ -1,8 +1,11 @@
 """Command line: ``sslkit list``, ``sslkit reproduce NAME ...``, the paper-scale sweeps of paper A
 (``sslkit sweep-a`` for Tables 1-2, ``sslkit sweep-a-appendix`` for Tables 3-10) and ``sslkit --version``.
 
-User errors (unknown notebook, bad parameter, notebook not shipped) print one line to stderr and exit
-with status 2; a notebook that fails while executing exits with status 1 and names the executed notebook.
+User errors (unknown notebook, unknown parameter or one whose value does not have the type of its
+default in the notebook's parameters cell, unknown Jupyter kernel, notebook not shipped, a file or
+folder that cannot be read or written, a results file another process is writing) print one line to
+stderr and exit with status 2; a notebook that fails while executing exits with status 1 and names
+the executed notebook.
 """
 
 from __future__ import annotations
@@ -141,8 +144,8 @@ def main(argv=None) -> int:
         if args.command.startswith("sweep-"):
             return _sweep(args)
         return _reproduce(args)
-    except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
-        print(f"sslkit: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, OSError, ImportError) as exc:
+        print(f"sslkit: error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line
         return 2
 
 

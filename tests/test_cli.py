@@ -196,6 +196,51 @@ def test_cli_user_errors_are_one_line_without_traceback(tiny, tmp_path, monkeypa
     assert not any(tmp_path.glob("*.ipynb"))
 
 
+def test_cli_os_errors_kernels_and_parameter_types_are_one_line(tiny, tmp_path, monkeypatch, capsys):
+    # Each used to end in a traceback (an OSError from the output folder, jupyter_client's NoSuchKernel)
+    # or to run the notebook with a value of the wrong type.
+    monkeypatch.setattr(notebooks, "registry", lambda: (tiny,))
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    cases = [
+        (["reproduce", "tiny", "--out", str(blocker / "out")], str(blocker)),
+        (["reproduce", "tiny", "--kernel", "no-such-kernel"], "no Jupyter kernel named 'no-such-kernel'; installed"),
+        (["reproduce", "tiny", "-p", "n=abc"], "parameter 'n' must be a int like its default 2, got 'abc' (str)"),
+        (["reproduce", "tiny", "-p", "n=2.5"], "parameter 'n' must be a int like its default 2, got 2.5 (float)"),
+        (["reproduce", "tiny", "-p", "n=True"], "got True (bool)"),
+        (["reproduce", "tiny", "-p", "label=3"], "parameter 'label' must be a str like its default 'x', got 3 (int)"),
+        (
+            ["sweep-a", "--table", "1", "--datasets", "banknote", "--seeds", "0", "--results-dir", str(blocker)],
+            "cannot write the results file",
+        ),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err, (argv, err)
+        assert "Traceback" not in err and err.startswith("sslkit: error:") and err.count("\n") == 1, err
+    assert not any(tmp_path.rglob("*.ipynb"))
+
+
+def test_parameter_types_follow_the_parameters_cell(tiny):
+    from sslkit.experiments.notebooks import check_parameter_types
+
+    defaults = {"n": 2, "rate": 0.5, "flag": False, "label": "x", "items": [1], "anything": None}
+    check_parameter_types(
+        {"n": 3, "rate": 1, "flag": True, "label": "y", "items": (2, 3), "anything": 1.5}, defaults, "t"
+    )
+    check_parameter_types({"undeclared_type": object()}, defaults, "t")  # not in defaults (not a literal)
+    for bad in ({"rate": "fast"}, {"flag": 1}, {"items": "1"}, {"n": None}):
+        with pytest.raises(ValueError, match="must be a"):
+            check_parameter_types(bad, defaults, "t")
+    assert notebook_parameters(tiny.path, literal_only=True) == {
+        "scale": "quick",
+        "device": "auto",
+        "n": 2,
+        "label": "x",
+    }
+
+
 def test_reproduce_argument_errors(tiny, tmp_path):
     with pytest.raises(
         ValueError, match="unknown notebook 'nope'; reproducible notebooks: a-ablations, .*supervised-baseline"

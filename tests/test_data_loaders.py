@@ -190,6 +190,40 @@ def test_changed_file_is_reverified(env, tmp_path, monkeypatch):
         load_dataset("banknote", root=tmp_path / "root", download=False)
 
 
+def test_edit_keeping_size_and_mtime_is_not_passed_as_verified(env, tmp_path, monkeypatch):
+    # The old memo, keyed on (path, size, mtime), let an edited file through as "verified" when the edit kept
+    # its size and restored its mtime.
+    path = tmp_path / "root" / "banknote" / "data_banknote_authentication.txt"
+    trust(monkeypatch, "banknote", write(path, BANKNOTE_ROWS))
+    assert load_dataset("banknote", root=tmp_path / "root", download=False).X[0, 0] == 3.6216
+    st = path.stat()
+    path.write_bytes(BANKNOTE_ROWS.replace(b"3.6216", b"9.6216"))  # same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    with pytest.raises(ChecksumError, match="checksum mismatch"):
+        load_dataset("banknote", root=tmp_path / "root", download=False)
+
+
+def test_the_verified_bytes_are_the_parsed_bytes(env, tmp_path, monkeypatch):
+    # The file is edited after its checksum was checked and before it is parsed: the parser must see the
+    # verified bytes (it used to reopen the file and parse the edited one).
+    path = tmp_path / "root" / "banknote" / "data_banknote_authentication.txt"
+    trust(monkeypatch, "banknote", write(path, BANKNOTE_ROWS))
+    spec = registry._SPECS["banknote"]
+    parse = spec.sources[0].parse
+
+    def edit_then_parse(paths, **options):
+        path.write_bytes(BANKNOTE_ROWS.replace(b"3.6216", b"9.6216"))  # an edit after verification
+        return parse(paths, **options)
+
+    source = dataclasses.replace(spec.sources[0], parse=edit_then_parse)
+    monkeypatch.setitem(registry._SPECS, "banknote", dataclasses.replace(spec, sources=(source,)))
+    d = load_dataset("banknote", root=tmp_path / "root", download=False)
+    assert d.X[0, 0] == 3.6216  # the verified value, not the edited 9.6216
+    with pytest.raises(ChecksumError):  # and the edited file itself is refused on the next load
+        load_dataset("banknote", root=tmp_path / "root", download=False)
+
+
 @needs_data
 def test_flipped_byte_in_real_copy(env, tmp_path, monkeypatch):
     raw = bytearray(Path(SHARED, "mnist", "t10k-labels-idx1-ubyte.gz").read_bytes())

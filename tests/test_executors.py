@@ -23,7 +23,8 @@ from sslkit.experiments.runner import load_results, run_grid, run_key
 REPO = Path(__file__).resolve().parents[1]
 GRID = {"n": [10, 20, 30]}
 SEEDS = [0, 1]  # 6 runs
-VOLATILE = ("seconds", "finished_at")
+# torch_threads is the worker's (a Ray worker's is its num_cpus): checked against fn's own count in the strict tests
+VOLATILE = ("seconds", "finished_at", "torch_threads")
 SLURM = {"name": "slurm", "cluster": "local", "poll_s": 0.2, "timeout_min": 5}
 
 try:  # submitit's jobs and Ray's workers unpickle this file's functions: send them by value
@@ -69,6 +70,43 @@ def _check_complete(path, reference):
     assert len(keys) == len(set(keys)) == len(reference)
     by_key = {r["key"]: r for r in records}
     assert stable([by_key[r["key"]] for r in reference]) == stable(reference)
+
+
+def _strict_fn(results):
+    """A run function reporting, from the process that runs it, whether ``results`` is locked and its torch
+    thread count; with a NaN metric (stored as null). The seed 1 of n=30 returns an infinite metric."""
+
+    def strict(n, seed):
+        import fcntl
+
+        import torch
+
+        with open(results, "ab") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                locked = True
+            else:
+                locked = False
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        gain = float("inf") if (n, seed) == (30, 1) else 1.0
+        return {**fn(n, seed), "locked": locked, "threads": torch.get_num_threads(), "loss": np.nan, "gain": gain}
+
+    return strict
+
+
+def _check_strict(path, records, failures):
+    """Records of ``_strict_fn``: worker's thread count, lock held by the driver, NaN as null, strict JSON;
+    the infinite metric a failed run."""
+    assert [(c["n"], s) for c, s, _, _ in failures] == [(30, 1)]
+    assert "is inf" in str(failures[0][3])
+    assert len(records) == 5
+    for r in records:
+        assert r["torch_threads"] == r["metrics"]["threads"]  # measured where fn ran
+        assert r["metrics"]["locked"] is True  # the driver held the lock while the run ran
+        assert r["metrics"]["loss"] is None
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text  # strict JSON: null for NaN, no infinity
 
 
 @pytest.fixture
@@ -125,6 +163,34 @@ def test_part_files_of_a_dead_driver_are_merged_once(tmp_path, local_records):
     _check_complete(path, local_records)
 
 
+def test_part_files_are_merged_under_the_lock_only(tmp_path, local_records):
+    """A leftover part is merged only by a writer holding the lock; a part of another grid does not stop a
+    finished sweep from only reading; a part written before NaN was stored as null is merged with null."""
+    import fcntl
+
+    path = tmp_path / "quick.jsonl"
+    parts = tmp_path / "quick.parts"
+    run_grid(fn, GRID, path, seeds=[0], progress=False)
+    parts.mkdir()
+    late = local_records[1]  # n=10, seed=1
+    (parts / f"{late['key']}.json").write_text(json.dumps({**late, "metrics": {**late["metrics"], "x": np.nan}}))
+    with open(path, "ab") as other:  # another writer holds the file
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(BlockingIOError, match="being written by another process"):
+            run_grid(fn, GRID, path, seeds=SEEDS, progress=False)
+        assert [p.stem for p in parts.iterdir()] == [late["key"]] and len(load_results(path)) == 3
+        assert len(run_grid(fn, GRID, path, seeds=[0], progress=False)) == 3  # finished: read only, no lock
+        other_grid = run_key({"n": 99}, 0, "quick")
+        (parts / f"{other_grid}.json").write_text(json.dumps({**late, "key": other_grid}))
+    calls = []
+    records = run_grid(lambda **kw: calls.append(kw) or fn(**kw), GRID, path, seeds=SEEDS, progress=False)
+    assert len(calls) == 2 and list(parts.iterdir()) == []  # the late part and the other grid's part merged
+    assert records[1]["key"] == late["key"] and records[1]["metrics"] == {**late["metrics"], "x": None}
+    assert stable(records[:1] + records[2:]) == stable(local_records[:1] + local_records[2:])
+    assert "NaN" not in path.read_text()
+    assert len(load_results(path)) == 7
+
+
 # --- Ray --------------------------------------------------------------------------------------------------
 
 
@@ -141,6 +207,13 @@ def test_ray_gives_the_local_records(ray_cluster, tmp_path, local_records):
     records = run_grid(fn, GRID, tmp_path / "ray.jsonl", seeds=SEEDS, progress=False, executor="ray")
     assert stable(records) == stable(local_records)  # metrics, keys, hardware, version, config order
     assert load_results(tmp_path / "ray.jsonl") != [] and len(load_results(tmp_path / "ray.jsonl")) == 6
+
+
+def test_ray_records_are_built_on_the_worker_and_written_strictly_under_the_lock(ray_cluster, tmp_path):
+    path = tmp_path / "r.jsonl"
+    with pytest.raises(RunsFailed, match="1 of 6 runs failed") as info:
+        run_grid(_strict_fn(path), GRID, path, seeds=SEEDS, progress=False, executor="ray")
+    _check_strict(path, load_results(path), info.value.failures)
 
 
 def test_ray_failing_run_is_reported_not_retried(ray_cluster, tmp_path):
@@ -290,6 +363,14 @@ def test_slurm_gives_the_local_records(submitit, tmp_path, local_records):
     assert stable(records) == stable(local_records)
     assert list((tmp_path / "quick.parts").iterdir()) == []  # every part merged into the results file
     assert (tmp_path / "quick.slurm" / "jobs").is_dir()  # submitit's logs, one set per job
+
+
+def test_slurm_records_are_built_in_the_job_and_written_strictly_under_the_lock(submitit, tmp_path):
+    path = tmp_path / "quick.jsonl"
+    with pytest.raises(RunsFailed, match="1 of 6 runs failed") as info:
+        run_grid(_strict_fn(path), GRID, path, seeds=SEEDS, progress=False, executor=SLURM)
+    _check_strict(path, load_results(path), info.value.failures)
+    assert list((tmp_path / "quick.parts").iterdir()) == []
 
 
 def test_slurm_killed_job_is_resubmitted_failing_job_reported(submitit, tmp_path, local_records):

@@ -174,6 +174,26 @@ def test_corrupted_cache_is_detected_and_recomputed(tmp_path, monkeypatch, damag
     assert calls == [30, 30]
 
 
+def test_cached_features_are_loaded_from_the_checked_bytes(tmp_path, monkeypatch):
+    # The .npy file changes after its sha256 was checked: the loaded array must be the checked one (the cache
+    # used to hash the file and then reopen it with np.load).
+    from sslkit.features import cache as C
+
+    X = _images(30)
+    a = extract_features(X, "pixels_pca", pca_dim=4, cache_dir=tmp_path)
+    npy = next(tmp_path.glob("*.npy"))
+    real_load = np.load
+
+    def edit_then_load(file, *args, **kwargs):
+        np.save(npy, np.zeros_like(a))  # an edit between the check and the load
+        return real_load(file, *args, **kwargs)
+
+    monkeypatch.setattr(C.np, "load", edit_then_load)
+    np.testing.assert_array_equal(C.load(npy, 30), a)
+    monkeypatch.setattr(C.np, "load", real_load)
+    assert C.load(npy, 30) is None  # the edited file itself fails its check
+
+
 # ----------------------------------------------------------------------------------------------- errors
 
 

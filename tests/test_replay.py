@@ -5,7 +5,8 @@ the CPU from their stored config and seed (:func:`sslkit.experiments.replay.repl
 function behind each file), and their metrics must equal the stored ones bit for bit (the same JSON text), except
 the wall-clock fields (``replay.TIMING_METRICS``) and the few metrics of ``KNOWN_DRIFT``, whose last bits moved
 since they were written (each with its reason and a tolerance). A record must match under one of
-``replay.thread_counts(path)`` (the torch thread count changes last bits and is not recorded). Which records: for each
+``replay.thread_counts(path, record)`` (the torch thread count changes last bits: the recorded ``torch_threads`` alone
+when the record has it, else each count the older sweeps used). Which records: for each
 distinct value of the config fields in ``PICK_BY`` (the fields that choose a code path: method, variant,
 selector, ...), the cheapest record by its stored ``seconds`` (ties: the smaller key). Files that cannot be
 replayed record by record (``replay.NOT_REPLAYABLE``) are skipped, saying why. Every record's ``key`` must still
@@ -25,7 +26,7 @@ import pytest
 from sslkit.data import DatasetNotFoundError
 from sslkit.experiments import load_results, run_key
 from sslkit.experiments.replay import NOT_REPLAYABLE, REPLAYERS, comparable, file_id, replay, thread_counts
-from sslkit.experiments.runner import RECORD_FIELDS
+from sslkit.experiments.runner import LEGACY_MISSING_FIELDS, RECORD_FIELDS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = sorted((ROOT / "notebooks" / "results").glob("**/*.jsonl"))
@@ -114,7 +115,8 @@ def test_every_record_keeps_its_run_key(path):
     records = load_results(path)
     changed = [r["key"] for r in records if run_key(r["config"], r["seed"], r["scale"]) != r["key"]]
     assert not changed, f"{len(changed)} of {len(records)} records no longer have their run key: {changed[:5]}"
-    odd = [r["key"] for r in records if set(r) != set(RECORD_FIELDS)]
+    required = set(RECORD_FIELDS) - set(LEGACY_MISSING_FIELDS)  # records written before a field existed lack it
+    odd = [r["key"] for r in records if not required <= set(r) <= set(RECORD_FIELDS)]
     assert not odd, f"records whose fields are not the runner's {RECORD_FIELDS}: {odd[:5]}"
     keys = [r["key"] for r in records]
     assert len(set(keys)) == len(keys), "the same run is recorded twice"
@@ -148,7 +150,7 @@ def _diff(old, new, drifted=(), rel_tol=0.0) -> dict:
 @pytest.mark.parametrize(("path", "record"), list(_cases()))
 def test_replay_gives_identical_metrics(path, record, offline):
     tried = {}
-    for threads in thread_counts(path):
+    for threads in thread_counts(path, record):
         try:
             new = replay(path, record, threads=threads)
         except DatasetNotFoundError as err:
@@ -171,3 +173,19 @@ def test_replay_gives_identical_metrics(path, record, offline):
         f"{file_id(path)} key {record['key']} (config {record['config']}, seed {record['seed']}; recorded "
         f"on {record['hardware']}): metrics differ under every thread count, (stored, now): {tried}"
     )
+
+
+def test_replay_uses_the_recorded_thread_count(monkeypatch):
+    import torch
+
+    from sslkit.experiments import replay as replay_module
+
+    assert thread_counts("r/a_table1/paper.jsonl", {"torch_threads": 3}) == (3,)
+    assert thread_counts("r/a_table1/paper.jsonl", {"key": "old"}) == (1, 2)  # an old record: try each
+    assert thread_counts("r/b_table1/cpu_efficientnet.jsonl", {"key": "old"}) == (2, 1)
+    monkeypatch.setitem(replay_module.REPLAYERS, "t/quick", lambda c, s, sc: {"threads": torch.get_num_threads()})
+    record = {"config": {}, "seed": 0, "scale": "quick", "torch_threads": 3}
+    before = torch.get_num_threads()
+    assert replay("results/t/quick.jsonl", record) == {"threads": 3}
+    assert replay("results/t/quick.jsonl", {**record, "torch_threads": None}) == {"threads": 1}
+    assert torch.get_num_threads() == before

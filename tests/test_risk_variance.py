@@ -402,3 +402,46 @@ def test_variance_errors():
         risk.pnu_variance_gap(1.0, -0.2, m.prior, m.n)
     with pytest.raises(ValueError, match="C is singular"):
         risk.variance_reduction_equal_cov(1.0, -0.5, m.prior, m.n)
+
+
+def test_non_psd_covariances_are_refused():
+    # A covariance with a negative eigenvalue used to be accepted: estimator_variance could then return a
+    # negative "variance" and optimal_a a saddle point. Round-off (a symmetric loss's singular C_m) passes.
+    m = Discrete(4, 3)
+    bad = m.C.copy()
+    bad[1] = bad[1] - 2.0 * np.linalg.eigvalsh(bad[1])[-1] * np.eye(3)  # shift below 0
+    for call in (
+        lambda: risk.estimator_variance(m.prior, bad, m.prior, m.n),
+        lambda: risk.optimal_a(bad, m.prior, m.n, ridge=1e-4),
+        lambda: risk.minimum_variance(bad, m.prior, m.n),
+        lambda: risk.optimal_a(torch.tensor(bad), m.prior, m.n),
+        lambda: risk.symmetric_optimal_a(bad, m.prior, m.n),
+    ):
+        with pytest.raises(ValueError, match=r"covariances\[1\] is not positive semidefinite"):
+            call()
+    asym = m.C.copy()
+    asym[0, 0, 1] += 0.1
+    with pytest.raises(ValueError, match=r"covariances\[0\] is not symmetric"):
+        risk.estimator_variance(m.prior, asym, m.prior, m.n)
+    with pytest.raises(ValueError, match="unlabeled_covariance is not positive semidefinite"):
+        risk.optimal_a(m.C, m.prior, m.n, n_unlabeled=10, unlabeled_covariance=-np.eye(3))
+    # round-off is tolerated: a symmetric loss's covariances are singular (C_m 1 = 0)
+    s = Discrete(5, 3, symmetric=True)
+    jitter = s.C + 1e-13 * np.random.default_rng(0).normal(size=s.C.shape)
+    jitter = (jitter + jitter.transpose(0, 2, 1)) / 2
+    assert np.isfinite(risk.estimator_variance(s.prior, jitter, s.prior, s.n))
+    risk.optimal_a(jitter, s.prior, s.n, ridge=1e-4)
+
+
+def test_equal_covariance_a_refuses_fractional_counts_like_ours_ec():
+    from sslkit.algorithms import OursEC
+
+    prior = [0.3, 0.7]
+    with pytest.raises(ValueError, match="n_per_class must be whole class counts"):
+        risk.equal_covariance_a(prior, [10.5, 20])
+    with pytest.raises(ValueError, match="n_per_class must be whole class counts"):
+        risk.equal_covariance_a(torch.tensor(prior, dtype=torch.float64), torch.tensor([10.0, 0.25]))
+    with pytest.raises(ValueError, match="integer class counts"):
+        OursEC(prior, n_per_class=[10.5, 20]).initial_a()
+    # whole counts, as ints or as floats, give the same a
+    np.testing.assert_allclose(risk.equal_covariance_a(prior, [10.0, 20.0]), risk.equal_covariance_a(prior, [10, 20]))

@@ -6,10 +6,12 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from sslkit.experiments.runner import expand_grid, load_results, run_grid, run_key
 
@@ -89,10 +91,12 @@ def test_records_schema_order_and_fsynced_lines(tmp_path):
             "metrics",
             "seconds",
             "hardware",
+            "torch_threads",
             "sslkit_version",
             "finished_at",
             "extra",
         }
+        assert r["torch_threads"] == torch.get_num_threads()
         assert r["key"] == run_key(r["config"], r["seed"], "quick")
         assert r["metrics"] == metric_fn(**r["config"], seed=r["seed"])
         assert r["extra"] == {"data": "toy"} and "torch" in r["hardware"] and r["seconds"] >= 0
@@ -315,3 +319,145 @@ def test_hardware_label_and_results_path(tmp_path):
     assert results_path("exp", "cpuish").parent.parent == repo_root() / "_build" / "results"
     with pytest.raises(ValueError, match="plain file name"):
         results_path("../exp", "quick")
+
+
+# ------------------------------------------------------------------ reliability (issue 12, section 5)
+
+
+def test_torch_threads_is_recorded_but_not_part_of_the_key(tmp_path):
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = run_grid(metric_fn, {"method": ["a"], "n": [1]}, tmp_path / "r.jsonl", seeds=[0], progress=False)
+        torch.set_num_threads(2)
+        two = run_grid(metric_fn, {"method": ["a"], "n": [1]}, tmp_path / "s.jsonl", seeds=[0], progress=False)
+        again = run_grid(metric_fn, {"method": ["a"], "n": [1]}, tmp_path / "r.jsonl", seeds=[0], progress=False)
+    finally:
+        torch.set_num_threads(before)
+    assert one[0]["torch_threads"] == 1 and two[0]["torch_threads"] == 2
+    assert one[0]["key"] == two[0]["key"] == run_key({"method": "a", "n": 1}, 0, "quick")
+    assert again == one  # another thread count is not another run
+
+
+def test_nan_metric_is_written_as_valid_json_null(tmp_path):
+    path = tmp_path / "r.jsonl"
+    recs = run_grid(
+        lambda seed: {"loss": float("nan"), "acc": np.float32("nan"), "curve": [1.0, np.nan], "ok": 0.5},
+        [{}],
+        path,
+        seeds=[0],
+        progress=False,
+    )
+    line = path.read_text().strip()
+    json.loads(line, parse_constant=lambda c: pytest.fail(f"bare {c} in the results file"))  # strict JSON
+    assert recs[0]["metrics"] == {"loss": None, "acc": None, "curve": [1.0, None], "ok": 0.5}
+    assert load_results(path) == recs
+    with pytest.raises(ValueError, match=r"metrics\['gain'\]\[1\] is inf"):
+        run_grid(lambda seed: {"gain": [0.0, float("inf")]}, [{}], tmp_path / "inf.jsonl", seeds=[0], progress=False)
+    with pytest.raises(ValueError, match=r"config\['lr'\] holds NaN"):
+        run_grid(lambda lr, seed: {}, [{"lr": float("nan")}], tmp_path / "c.jsonl", seeds=[0], progress=False)
+
+
+def test_non_utf8_lines_give_clear_errors(tmp_path):
+    path = tmp_path / "r.jsonl"
+    records = run_grid(metric_fn, GRID, path, seeds=SEEDS, progress=False)
+    data = path.read_bytes()
+    cut = data[: len(data) - len(data.splitlines()[-1]) - 1]
+    path.write_bytes(cut + b'{"key": "\xe2\x82')  # killed mid-way through a multi-byte character
+    with pytest.warns(RuntimeWarning, match="truncated last line 12 \\(not UTF-8 text"):
+        assert load_results(path) == records[:11]
+    fn = Counter()
+    with pytest.warns(RuntimeWarning, match="not UTF-8 text"):
+        again = run_grid(fn, GRID, path, seeds=SEEDS, progress=False)
+    assert len(fn.calls) == 1 and stable(again) == stable(records)
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = b"\xff\xfe" + lines[2]
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(ValueError, match="line 3 is not UTF-8 text; the file is corrupt"):
+        load_results(path)
+    with pytest.raises(ValueError, match="line 3 is not UTF-8 text"):
+        run_grid(metric_fn, GRID, path, seeds=SEEDS, progress=False)
+
+
+def test_directory_and_unwritable_paths_give_clear_errors(tmp_path):
+    with pytest.raises(IsADirectoryError, match="is a directory, not a results file"):
+        run_grid(metric_fn, GRID, tmp_path, seeds=SEEDS, progress=False)
+    with pytest.raises(IsADirectoryError, match="is a directory, not a results file"):
+        load_results(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(OSError, match="cannot write the results file"):
+        run_grid(metric_fn, GRID, blocker / "sub" / "r.jsonl", seeds=SEEDS, progress=False)
+    if Path("/proc").is_dir():  # not writable even for root
+        with pytest.raises(OSError, match="cannot write the results file '/proc/"):
+            run_grid(metric_fn, GRID, "/proc/sslkit-test/r.jsonl", seeds=SEEDS, progress=False)
+
+
+def test_a_finished_sweep_does_not_open_its_file_for_writing(tmp_path, monkeypatch):
+    from sslkit.experiments import runner
+
+    path = tmp_path / "r.jsonl"
+    done = run_grid(metric_fn, GRID, path, seeds=SEEDS, progress=False)
+
+    def no_write(path):
+        raise AssertionError("opened for writing")
+
+    monkeypatch.setattr(runner, "_locked", no_write)
+    assert run_grid(metric_fn, GRID, path, seeds=SEEDS, progress=False) == done
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write to a read-only folder")
+def test_read_only_results_file(tmp_path):
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    done = run_grid(metric_fn, {"method": ["a"], "n": [1]}, locked / "r.jsonl", seeds=[0], progress=False)
+    locked.chmod(0o500)
+    (locked / "r.jsonl").chmod(0o400)
+    try:
+        # nothing left to run: reading a read-only file is enough
+        assert run_grid(metric_fn, {"method": ["a"], "n": [1]}, locked / "r.jsonl", seeds=[0], progress=False) == done
+        with pytest.raises(OSError, match="cannot write the results file .*Permission denied"):
+            run_grid(metric_fn, {"method": ["a"], "n": [1]}, locked / "r.jsonl", seeds=[0, 1], progress=False)
+        with pytest.raises(OSError, match="cannot write the results file"):
+            run_grid(metric_fn, GRID, locked / "new.jsonl", seeds=SEEDS, progress=False)
+    finally:
+        locked.chmod(0o700)
+        (locked / "r.jsonl").chmod(0o600)
+
+
+LOCK_SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    from sslkit.experiments.runner import run_grid
+
+    results, ready = sys.argv[1], sys.argv[2]
+
+    def fn(method, n, seed):
+        open(ready, "w").close()
+        time.sleep(30)  # hold the file while the test's second writer tries it
+        return {"acc": 1.0}
+
+    run_grid(fn, {"method": ["slow"], "n": [1]}, results, seeds=[0], progress=False)
+    """
+)
+
+
+def test_second_writer_on_the_same_file_is_refused(tmp_path):
+    results, ready = tmp_path / "r.jsonl", tmp_path / "ready"
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    first = subprocess.Popen([sys.executable, "-c", LOCK_SCRIPT, str(results), str(ready)], env=env)
+    try:
+        for _ in range(600):
+            if ready.exists() or first.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert ready.exists(), "the first writer did not start its run"
+        fn = Counter()
+        with pytest.raises(BlockingIOError, match="being written by another process"):
+            run_grid(fn, GRID, results, seeds=SEEDS, progress=False)
+        assert fn.calls == [] and results.read_text() == ""
+    finally:
+        first.kill()
+        first.wait()
+    # once the first writer is gone its lock is released
+    assert len(run_grid(Counter(), GRID, results, seeds=SEEDS, progress=False)) == 12

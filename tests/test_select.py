@@ -336,6 +336,33 @@ def test_fit_errors(toy):
         GKHR(2, device="cpu").fit(np.zeros((5, 3)))
 
 
+@pytest.mark.parametrize("cls", [GKHR, GKH])
+def test_non_finite_kernel_is_refused(cls):
+    # A tiny bandwidth (or overflowing features) made every kernel value NaN in float32, and the loop
+    # then returned repeated indices (GKHR gave 0, 1, 0, 1, ...). It must refuse instead.
+    X = np.random.default_rng(0).normal(size=(50, 4)).astype(np.float32)
+    with pytest.raises(ValueError, match="kernel is not finite"):
+        cls(10, bandwidth=1e-20, device="cpu").fit(X)
+    with pytest.raises(ValueError, match="kernel is not finite"):
+        cls(10, bandwidth=1.0, device="cpu").fit(X * np.float32(1e20))
+    with pytest.raises(ValueError, match="kernel is not finite"):
+        cls(10, device="cpu").fit(X * np.float32(1e20))  # the median bandwidth said "pairs coincide"
+    # the same scale in float64 is fine and selects distinct points
+    idx = GKHR(10, bandwidth=1e-20, device="cpu").fit(X.astype(np.float64)).indices_
+    assert len(set(idx.tolist())) == 10
+
+
+def test_alpha_mmd2_refuses_non_finite_kernel():
+    X = np.random.default_rng(0).normal(size=(50, 4)).astype(np.float32)
+    for fn in (alpha_mmd2, alpha_mmd2_path):
+        with pytest.raises(ValueError, match="kernel is not finite"):
+            fn(X, np.arange(5), 0.5, 1e-20, device="cpu")
+    with pytest.raises(ValueError, match="kernel is not finite"):
+        mmd2(X * np.float32(1e20), np.arange(5), 1.0, device="cpu")
+    with pytest.raises(ValueError, match="kernel is not finite"):
+        kernel_row_sums(X, bandwidth=1e-20, device="cpu")
+
+
 def test_alpha_mmd2_errors(toy):
     with pytest.raises(ValueError, match=r"indices must lie in \[0, n\)"):
         alpha_mmd2(toy, [0, 300], 0.5, 1.0)

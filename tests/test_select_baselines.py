@@ -80,6 +80,36 @@ def test_stratified_errors(data):
         StratifiedSelector(10).fit(X, y_small)
 
 
+def test_stratified_refuses_float_nan_and_negative_labels(data):
+    # float labels used to reach the selector: a NaN "class" has no members (nan != nan) and 1.0 / 1.5
+    # would be two classes. Each must be a clear error.
+    X, y = data
+    for bad in (
+        y.astype(float),
+        np.where(np.arange(len(y)) < 5, np.nan, y),
+        y + 0.5,
+        torch.tensor(y, dtype=torch.float32),
+    ):
+        with pytest.raises(TypeError, match="integer class labels"):
+            StratifiedSelector(10).fit(X, bad)
+    marked = y.copy()
+    marked[:50] = -1
+    with pytest.raises(ValueError, match="negative labels"):
+        StratifiedSelector(10).fit(X, marked)
+
+
+def test_activeft_refuses_non_finite_lr():
+    for bad in (float("inf"), float("nan"), 0.0, -1e-3):
+        with pytest.raises(ValueError, match="lr must be a positive finite number"):
+            ActiveFTSelector(5, lr=bad)
+    with pytest.raises(ValueError, match="temperature must be a positive finite number"):
+        ActiveFTSelector(5, temperature=float("inf"))
+    for bad in ("1e-3", True, None):
+        with pytest.raises(TypeError, match="lr must be a positive finite number"):
+            ActiveFTSelector(5, lr=bad)
+    assert ActiveFTSelector(5, lr=np.float32(1e-3)).lr == pytest.approx(1e-3)
+
+
 def test_kmeans_nearest_to_centroid(data):
     X, _ = data
     sel = KMeansSelector(12, seed=3, device="cpu").fit(X)

@@ -201,6 +201,25 @@ def test_argument_combinations_and_seed(y):
         make_split(y.astype(float), 2, seed=0)
 
 
+def test_unlabeled_marker_and_empty_labels_are_refused(y):
+    # -1 (a common "unlabeled" marker) used to be drawn as a class of its own, and an empty y gave an
+    # empty split; both must be refused with a clear message.
+    marked = y.copy()
+    marked[:30] = -1
+    with pytest.raises(ValueError, match="negative labels .*30 of them"):
+        make_split(marked, 2, seed=0)
+    with pytest.raises(ValueError, match="negative labels"):
+        ood_split(marked, (0, 1), (2, 3), 2, 10, 0.5, seed=0)
+    with pytest.raises(ValueError, match="negative labels"):
+        imbalanced_split(marked, 0.5, n_labeled=10, n_unlabeled=10, imbalanced_classes=[0], seed=0)
+    for empty in ([], np.zeros(0, dtype=np.int64), np.zeros(0)):
+        with pytest.raises(ValueError, match="y is empty"):
+            make_split(empty, labeled_indices=[], seed=0)
+    for bad in (np.array([0.0, 1.0, 1.0]), np.array([0, np.nan, 1])):
+        with pytest.raises(TypeError, match="integer class labels"):
+            make_split(bad, 1, seed=0)
+
+
 # ------------------------------------------------------------------------------------------ paper A
 
 

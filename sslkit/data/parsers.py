@@ -1,8 +1,10 @@
 """One parser per dataset file layout.
 
-Every parser takes ``paths`` (logical file key -> verified local path, see ``registry.py``) plus the
-dataset's options and returns a :class:`Parsed` tuple. Parsers never download and never check
-checksums (the registry has done so before calling them). Gzip is detected by its magic bytes, so a
+Every parser takes ``paths`` (logical file key -> :class:`Blob`, a file's verified bytes and its path,
+see ``registry.py``; a plain path is accepted too) plus the dataset's options and returns a
+:class:`Parsed` tuple. Parsers never download and never check checksums: the registry reads each file
+once, checks the sha256 of those bytes and hands the same bytes to the parser, so what is parsed is
+exactly what was verified (a parser never reopens the file). Gzip is detected by its magic bytes, so a
 file may be stored compressed or not under any of its accepted names.
 """
 
@@ -45,9 +47,29 @@ COVERTYPE_CLASSES = (
 )
 
 
+class Blob(NamedTuple):
+    """A file's bytes as read (and verified) once by the registry, with its path for messages and suffixes."""
+
+    path: str
+    data: bytes
+
+    def __str__(self) -> str:
+        return self.path
+
+
+def raw_bytes(src) -> bytes:
+    """The bytes of a :class:`Blob`, or of the file at a path (as stored, not gunzipped)."""
+    return src.data if isinstance(src, Blob) else Path(src).read_bytes()
+
+
+def _file(src) -> io.BytesIO:
+    """A binary file object over the bytes of ``src`` (for tarfile, PIL, scipy, pandas)."""
+    return io.BytesIO(raw_bytes(src))
+
+
 def read_bytes(path) -> bytes:
-    """The file's content, gunzipped when it starts with the gzip magic bytes."""
-    data = Path(path).read_bytes()
+    """The content of a :class:`Blob` or file, gunzipped when it starts with the gzip magic bytes."""
+    data = raw_bytes(path)
     if data[:2] == b"\x1f\x8b":
         return gzip.decompress(data)
     if data[:2] == b"\x1f\x9d":
@@ -96,7 +118,7 @@ def _chw_to_hwc(data) -> np.ndarray:
 def parse_cifar10_python(paths, **_) -> Parsed:
     """The official ``cifar-10-python.tar.gz`` (pickled batches, rows = 3072 bytes CHW)."""
     batches = {}
-    with tarfile.open(paths["archive"]) as tf:
+    with tarfile.open(fileobj=_file(paths["archive"])) as tf:
         for m in tf.getmembers():
             name = m.name.rsplit("/", 1)[-1]
             if m.isfile() and (name.startswith("data_batch_") or name in ("test_batch", "batches.meta")):
@@ -119,7 +141,7 @@ def parse_cifar10_python(paths, **_) -> Parsed:
 def parse_cifar100_python(paths, label_mode="fine", **_) -> Parsed:
     """The official ``cifar-100-python.tar.gz``; ``label_mode`` = ``"fine"`` (100) or ``"coarse"`` (20)."""
     parts = {}
-    with tarfile.open(paths["archive"]) as tf:
+    with tarfile.open(fileobj=_file(paths["archive"])) as tf:
         for m in tf.getmembers():
             name = m.name.rsplit("/", 1)[-1]
             if m.isfile() and name in ("train", "test", "meta"):
@@ -146,7 +168,7 @@ def parse_cifar10_lossless(paths, **_) -> Parsed:
     from PIL import Image
 
     def sprite(key):
-        with Image.open(paths[key]) as im:
+        with Image.open(_file(paths[key])) as im:
             return np.asarray(im.convert("RGB")).reshape(1000, 32, 32, 3)
 
     labels = _cifar_labels_js(paths["labels"])
@@ -172,7 +194,7 @@ def parse_cifar10_jpeg(paths, **_) -> Parsed:
     from PIL import Image
 
     files = {}
-    with tarfile.open(paths["archive"]) as tf:
+    with tarfile.open(fileobj=_file(paths["archive"])) as tf:
         for m in tf:
             if m.isfile() and m.name.endswith(".jpg"):
                 files[m.name.lstrip("./")] = tf.extractfile(m).read()
@@ -221,7 +243,7 @@ def parse_svhn(paths, **_) -> Parsed:
     from scipy.io import loadmat
 
     def part(key):
-        m = loadmat(paths[key])
+        m = loadmat(_file(paths[key]))
         X = np.ascontiguousarray(np.asarray(m["X"], dtype=np.uint8).transpose(3, 0, 1, 2))
         y = np.asarray(m["y"]).reshape(-1).astype(np.int64) % 10
         return X, y
@@ -239,8 +261,8 @@ def parse_stl10(paths, **_) -> Parsed:
     """
     want = {"train_X.bin", "train_y.bin", "test_X.bin", "test_y.bin", "class_names.txt"}
     parts = {}
-    with tarfile.open(paths["archive"]) as tf:
-        for m in tf:  # streaming: the archive is 2.6 GB
+    with tarfile.open(fileobj=_file(paths["archive"])) as tf:
+        for m in tf:  # the archive (2.6 GB) is in memory: the verified bytes are the parsed bytes
             name = m.name.rsplit("/", 1)[-1]
             if m.isfile() and name in want:
                 parts[name] = tf.extractfile(m).read()
@@ -387,9 +409,9 @@ def parse_credit_default(paths, **_) -> Parsed:
     ordinal repayment status); label 1 = default payment next month."""
     import pandas as pd
 
-    path = Path(paths["table"])
-    if path.suffix == ".xls":  # the original UCI file (needs the optional xlrd package)
-        df = pd.read_excel(path, header=1)
+    path = paths["table"]
+    if Path(str(path)).suffix == ".xls":  # the original UCI file (needs the optional xlrd package)
+        df = pd.read_excel(_file(path), header=1)
     else:
         df = pd.read_csv(_text(path))
     target = "default payment next month"

@@ -12,8 +12,11 @@ Lookup order for :func:`load_dataset` (first complete, verified copy wins):
 4. a bundled scikit-learn copy (breast_cancer, digits); 5. a download into the user cache, where allowed
 (``download=None`` means allowed unless ``SSLKIT_OFFLINE=1``; ``download=False`` never touches the network).
 
-Every local file is checked against its sha256 on every load (memoised per process by path, size and
-mtime); a mismatch raises :class:`ChecksumError` and no data is returned. A downloaded file is written to
+Every local file is checked against its sha256 on every load, with nothing memoised: each file is read
+once, the sha256 of those bytes is checked, and the parser gets the same bytes (it never reopens the
+file), so a file edited after a load, or between its check and its parsing, is never passed as verified.
+A mismatch raises :class:`ChecksumError` and no data is returned. (Memory: a file is held in memory
+while it is parsed, e.g. STL-10's 2.6 GB archive.) A downloaded file is written to
 a temporary name and only renamed into the cache once its checksum matches; a bad download is deleted.
 A file with no trusted checksum recorded is never downloaded or used.
 """
@@ -585,36 +588,40 @@ def _lookup_dirs(root) -> list[tuple[str, Path | None]]:
     return dirs
 
 
-_SHA_MEMO: dict[tuple[str, int, int], str] = {}
-
-
 def sha256_of(path) -> str:
-    """sha256 hex digest of a file, memoised per process by (path, size, mtime)."""
-    path = Path(path)
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _SHA_MEMO:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        _SHA_MEMO[key] = h.hexdigest()
-    return _SHA_MEMO[key]
+    """sha256 hex digest of a file, computed afresh on every call (no memo: an edited file is seen)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
-def _verify(path: Path, spec: FileSpec, dataset: str) -> None:
+def _read_verified(path: Path, spec: FileSpec, dataset: str) -> P.Blob:
+    """Read ``path`` once and return its bytes when their sha256 is accepted; :class:`ChecksumError` otherwise.
+
+    The parser is given these very bytes, so nothing that changes the file afterwards can reach it.
+    """
     accepted = spec.accepted()
     if not accepted:
         raise ChecksumError(
             f"{dataset}: no trusted checksum recorded for {path.name}; refusing to use unverified data from {path}"
         )
-    got = sha256_of(path)
+    data = Path(path).read_bytes()
+    got = hashlib.sha256(data).hexdigest()
     if got not in accepted:
         raise ChecksumError(
             f"{dataset}: checksum mismatch for {path}: sha256 {got} is not one of the accepted values "
             f"{sorted(accepted)}. The file is corrupt or a different version; delete or replace it "
             f"(canonical URLs: {', '.join(d.url for d in spec.downloads) or 'none recorded'})."
         )
+    return P.Blob(str(path), data)
+
+
+def _parse_verified(source: Source, found: dict[str, Path], dataset: str, options: dict) -> P.Parsed:
+    """Read and verify every file of ``source`` (all before parsing any), then parse those bytes."""
+    blobs = {key: _read_verified(path, source.files[key], dataset) for key, path in found.items()}
+    return source.parse(blobs, **options)
 
 
 def _find(source: Source, base: Path) -> tuple[Path, dict[str, Path], list[str]]:
@@ -709,9 +716,8 @@ def load_dataset(name: str, root=None, download=None, **options) -> Dataset:
             seen.add(base)
             folder, found, missing = _find(source, base)
             if not missing:
-                for key, path in found.items():
-                    _verify(path, source.files[key], name)
-                return _build(spec, source.parse(found, **options), f"{folder} ({source.key} files, sha256 verified)")
+                parsed = _parse_verified(source, found, name, options)
+                return _build(spec, parsed, f"{folder} ({source.key} files, sha256 verified)")
             state = "folder does not exist" if not folder.is_dir() else f"missing {', '.join(missing)}"
             what = f"{source.key} files: " if len(candidates) > 1 else ""
             looked.append(f"{label}: {folder} ({what}{state})")
@@ -732,7 +738,7 @@ def load_dataset(name: str, root=None, download=None, **options) -> Dataset:
                 continue
             return _build(
                 spec,
-                source.parse(paths, **options),
+                _parse_verified(source, paths, name, options),  # re-read: parse the bytes verified now
                 f"downloaded from {', '.join(urls)} into {folder} (sha256 verified)",
             )
     raise DatasetNotFoundError(_not_found_message(spec, candidates, looked, why_not, problems, target))
@@ -814,7 +820,7 @@ def _download_source(spec: DatasetSpec, source: Source, folder: Path) -> tuple[d
     for key, f in source.files.items():
         existing = next((folder / n for n in f.names if (folder / n).is_file()), None)
         if existing is not None:  # e.g. an earlier partial download of this source
-            _verify(existing, f, spec.name)
+            _read_verified(existing, f, spec.name)  # fail early; it is read and verified again to be parsed
             paths[key] = existing
             continue
         errors = []

@@ -95,12 +95,27 @@ class Split:
 # --------------------------------------------------------------------------------------------------
 
 
-def _check_labels(y) -> np.ndarray:
+def _check_labels(y, *, allow_empty: bool = False) -> np.ndarray:
+    """Return ``y`` as an int64 vector of class labels ``>= 0``; raise a clear error otherwise.
+
+    Refused: a non-1-D array, non-integer labels (floats, NaN, bools, strings), an empty array (unless
+    ``allow_empty``: there is nothing to split) and negative labels -- ``-1`` is a common "unlabeled"
+    marker, and treating it as a class would silently draw "labeled" examples from it.
+    """
     arr = np.asarray(y)
     if arr.ndim != 1:
         raise ValueError(f"y must be a 1-D array of class labels, got shape {arr.shape}")
-    if arr.size and arr.dtype.kind not in "iu":
+    if arr.size == 0:
+        if not allow_empty:
+            raise ValueError("y is empty: there are no labels to split")
+        return arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
         raise TypeError(f"y must hold integer class labels, got dtype {arr.dtype}")
+    if arr.dtype.kind == "i" and arr.min() < 0:
+        raise ValueError(
+            f"y holds negative labels ({int((arr < 0).sum())} of them, e.g. {int(arr.min())}); class labels "
+            "must be >= 0 (a negative label such as -1 usually marks an unlabeled example: leave those out)"
+        )
     return arr.astype(np.int64, copy=False)
 
 
@@ -263,9 +278,10 @@ def make_split(
     Raises
     ------
     TypeError
-        Non-integer seed or counts.
+        Non-integer seed or counts; labels that are not integers (floats, NaN, bools).
     ValueError
-        Negative counts, a per-class count larger than what the class has left (the message names the
+        An empty ``y``, negative labels (``-1`` is not a class: drop unlabeled examples first),
+        negative counts, a per-class count larger than what the class has left (the message names the
         class and both numbers), a per-class sequence of the wrong length, ``n_unlabeled`` (or
         ``n_val``, ``n_test``) larger than what is left, a labeled index out of range, duplicated or
         of an unused class.
@@ -456,7 +472,7 @@ class OODSplit(Split):
 
     def relabel(self, y) -> np.ndarray:
         """Map labels to ``0..K_id-1`` for ID classes and ``-1`` for every other class."""
-        y = _check_labels(y)
+        y = _check_labels(y, allow_empty=True)
         out = np.full(y.shape, -1, dtype=np.int64)
         for old, new in self.label_map.items():
             out[y == old] = new

@@ -26,6 +26,10 @@ worker is killed is retried (Ray's ``max_retries``; a resubmitted Slurm job); a 
 retried: the other runs finish and are recorded, then ``run_grid`` raises :class:`RunsFailed` naming each failed
 run and its error. A killed driver loses only the runs in flight; the next ``run_grid`` on the same file (with
 any executor) first merges the part files that finished jobs left behind, then runs only what is missing.
+The driver holds the results file's lock (:func:`~.runner.run_grid`) for the whole sweep, merging included, so a
+second driver on the same file gets a ``BlockingIOError`` instead of submitting the same runs again. Records are
+built on the worker by one function for every executor (``torch_threads``, and ``hardware`` unless given, are the
+worker's) and written as strict JSON (NaN metrics as ``null``, an infinite metric a failed run).
 
 Ray and submitit are imported only when chosen (``pip install ray submitit``).
 """
@@ -134,7 +138,7 @@ def write_part(folder: Path, record: dict) -> None:
     final = folder / f"{record['key']}.json"
     tmp = folder / f".{record['key']}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(record))
+        fh.write(json.dumps(record, allow_nan=False))
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, final)

@@ -127,12 +127,12 @@ def _parameters_cell(nb, where: str):
     raise ValueError(f"{where} has no code cell tagged 'parameters'")
 
 
-def notebook_parameters(source, where=None) -> dict:
+def notebook_parameters(source, where=None, *, literal_only=False) -> dict:
     """Names and default values assigned in the ``parameters``-tagged cell of a notebook.
 
     ``source`` is a path to a notebook (MyST markdown, py:percent or .ipynb) or a read notebook.
 
-    Values that are not Python literals are given as their source text.
+    Values that are not Python literals are given as their source text (left out with ``literal_only``).
     """
     nb = source if hasattr(source, "cells") else _read(Path(source))
     cell = _parameters_cell(nb, where or str(source))
@@ -152,7 +152,8 @@ def notebook_parameters(source, where=None) -> dict:
                 try:
                     params[target.id] = ast.literal_eval(node.value)
                 except (ValueError, TypeError, SyntaxError):
-                    params[target.id] = ast.get_source_segment(cell.source, node.value)
+                    if not literal_only:
+                        params[target.id] = ast.get_source_segment(cell.source, node.value)
     return params
 
 
@@ -170,6 +171,58 @@ def parse_parameter(text: str) -> tuple[str, object]:
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         value = raw
     return key, value
+
+
+def _type_name(value) -> str:
+    return "str" if isinstance(value, str) else type(value).__name__
+
+
+def check_parameter_types(parameters: dict, defaults: dict, name: str) -> None:
+    """Refuse a parameter whose value does not have the type of its default in the parameters cell.
+
+    The rule: an ``int`` default takes an int, a ``float`` default an int or a float, a ``bool`` default
+    a bool, a ``str`` default a str, a list or tuple default a list or tuple, a ``dict`` default a dict
+    (bools are not numbers here). A ``None`` default takes anything, and so does a parameter missing from
+    ``defaults`` (pass ``notebook_parameters(..., literal_only=True)``: a default that is not a Python
+    literal has no type to check against).
+    ``ValueError`` naming the parameter, its default and the value given.
+    """
+    for key, value in parameters.items():
+        default = defaults.get(key)
+        if default is None:
+            continue
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(default, float):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif isinstance(default, str):
+            ok = isinstance(value, str)
+        elif isinstance(default, (list, tuple)):
+            ok = isinstance(value, (list, tuple))
+        elif isinstance(default, dict):
+            ok = isinstance(value, dict)
+        else:
+            ok = True
+        if not ok:
+            hint = f" (for the text, quote it: {key}=\"'{value}'\")" if isinstance(default, str) else ""
+            raise ValueError(
+                f"notebook {name!r} parameter {key!r} must be a {_type_name(default)} like its default "
+                f"{default!r}, got {value!r} ({_type_name(value)}){hint}"
+            )
+
+
+def check_kernel(kernel) -> str:
+    """Return ``kernel`` when it names an installed Jupyter kernel; ``ValueError`` listing the installed ones."""
+    if not isinstance(kernel, str) or not kernel:
+        raise ValueError(f"kernel must be a kernel name such as 'python3', got {kernel!r}")
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    installed = sorted(KernelSpecManager().find_kernel_specs())
+    if kernel not in installed:
+        raise ValueError(f"no Jupyter kernel named {kernel!r}; installed kernels: {', '.join(installed) or 'none'}")
+    return kernel
 
 
 def reproduce(
@@ -193,12 +246,14 @@ def reproduce(
     device : {"auto", "cpu", "cuda", "mps"} or "cuda:N"
         Injected as the notebook's ``device`` parameter.
     parameters : dict, optional
-        More parameters to inject; each key must be assigned in the notebook's parameters cell.
+        More parameters to inject; each key must be assigned in the notebook's parameters cell, and each
+        value must have the type of its default there (:func:`check_parameter_types`).
     out_dir : path
         Folder of the executed notebook (``<out_dir>/<source stem>.ipynb``), relative to the caller's
         working directory; created when missing.
     kernel : str
-        Jupyter kernel to run (``python3`` is the environment's own interpreter).
+        Jupyter kernel to run (``python3`` is the environment's own interpreter); it must be installed
+        (:func:`check_kernel`).
     progress : bool
         Show papermill's per-cell progress bar.
 
@@ -214,8 +269,7 @@ def reproduce(
     for reserved, arg in (("scale", "scale"), ("device", "device")):
         if reserved in parameters:
             raise ValueError(f"give {reserved!r} through the {arg}= argument (--{arg}), not through parameters")
-    if not isinstance(kernel, str) or not kernel:
-        raise ValueError(f"kernel must be a kernel name such as 'python3', got {kernel!r}")
+    kernel = check_kernel(kernel)
 
     source = notebook_path(spec)
     nb = _read(source)
@@ -226,6 +280,7 @@ def reproduce(
             raise ValueError(
                 f"notebook {spec.name!r} has no parameter {key!r}; its parameters are: {', '.join(sorted(defined))}"
             )
+    check_parameter_types(parameters, notebook_parameters(nb, where=str(source), literal_only=True), spec.name)
 
     import papermill
 

@@ -19,9 +19,10 @@ committed results file needs an entry here, next to the notebook cell that write
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
+
+from .runner import stored_metrics
 
 #: Metrics that are wall-clock times: they differ from run to run and are not compared.
 TIMING_METRICS = frozenset(
@@ -44,14 +45,22 @@ DEVICE = "cpu"
 
 #: torch intra-op thread counts the committed sweeps ran with, in the order a replay tries them. Some CPU kernels
 #: (matrix products, reductions) sum in an order that depends on the thread count, and so do the last bits of their
-#: results; the records do not say which count made them (a_appendix_b holds both), so a replay may try each.
+#: results. Records written since the runner stores ``torch_threads`` say which count made them; older records do
+#: not (a_appendix_b holds both), so for those a replay may try each.
 THREAD_COUNTS = (1, 2)
 #: Files made with 2 threads (measured): tried in that order first, so no replay is run twice for nothing.
 _TWO_THREADS_FIRST = ("b_table1/cpu_efficientnet",)
 
 
-def thread_counts(results_path) -> tuple:
-    """:data:`THREAD_COUNTS` in the order to try them for ``results_path``."""
+def thread_counts(results_path, record: Mapping | None = None) -> tuple:
+    """The torch thread counts to replay ``record`` of ``results_path`` with, in the order to try them.
+
+    The recorded ``record["torch_threads"]`` alone when the record has it; otherwise (records written before
+    the runner stored it) :data:`THREAD_COUNTS`, in the order measured for the file.
+    """
+    threads = None if record is None else record.get("torch_threads")
+    if isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1:
+        return (threads,)
     return tuple(sorted(THREAD_COUNTS, reverse=True)) if file_id(results_path) in _TWO_THREADS_FIRST else THREAD_COUNTS
 
 
@@ -330,10 +339,13 @@ def comparable(metrics: Mapping) -> dict:
     }
 
 
-def replay(results_path, record: Mapping, *, threads: int = 1) -> dict:
+def replay(results_path, record: Mapping, *, threads: int | None = None) -> dict:
     """Rerun ``record`` of the results file ``results_path`` on the CPU with ``threads`` torch threads; its
     metrics as JSON values (numpy scalars become numbers, as :func:`sslkit.experiments.run_grid` stores them),
-    timing fields included."""
+    timing fields included. ``threads=None``: the first of :func:`thread_counts` (the recorded count when the
+    record has one)."""
+    if threads is None:
+        threads = thread_counts(results_path, record)[0]
     name = file_id(results_path)
     if name not in REPLAYERS:
         raise KeyError(
@@ -347,4 +359,4 @@ def replay(results_path, record: Mapping, *, threads: int = 1) -> dict:
         metrics = REPLAYERS[name](dict(record["config"]), record["seed"], record["scale"])
     finally:
         torch.set_num_threads(before)
-    return json.loads(json.dumps(metrics, default=lambda v: v.tolist()))  # numpy scalars and arrays
+    return stored_metrics(metrics)  # as run_grid stores them (numpy values converted, NaN -> null)

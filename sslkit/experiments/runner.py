@@ -3,11 +3,14 @@
 The results file is JSON Lines: one record per finished run, appended and flushed to disk (``fsync``)
 as soon as the run ends. A record is::
 
-    {"key", "config", "seed", "scale", "metrics", "seconds", "hardware", "sslkit_version",
-     "finished_at", "extra"}
+    {"key", "config", "seed", "scale", "metrics", "seconds", "hardware", "torch_threads",
+     "sslkit_version", "finished_at", "extra"}
 
 ``key`` is a stable hash of ``(config, seed, scale)``. On restart, runs whose key is already in the file
-are skipped, so a sweep killed at any moment loses no finished run and repeats none.
+are skipped, so a sweep killed at any moment loses no finished run and repeats none. ``torch_threads``
+is ``torch.get_num_threads()`` when the run started (the intra-op thread count changes the last bits of
+some CPU results, so a replay needs it); records written before it existed lack it
+(:data:`LEGACY_MISSING_FIELDS`). It is not part of the key.
 
 Rules kept deliberately simple:
 
@@ -15,22 +18,43 @@ Rules kept deliberately simple:
   stay in the file, and rerunning the sweep retries the failed run.
 * The key depends on the JSON value of the config: ``1`` and ``1.0`` are different configs, and a tuple
   and a list with the same items are the same config.
-* One process per results file: two processes appending to the same file at once are not coordinated.
-* ``executor="ray"`` / ``"slurm"`` (:mod:`.executors`) run the same runs elsewhere and write the same records;
-  there a failing run does not stop the others (:class:`~.executors.RunsFailed` is raised at the end).
+* Every line is strict JSON. A NaN metric (a float or numpy NaN, also inside lists and dicts) is
+  written as ``null``: in a record, ``null`` means "no value" whether ``fn`` returned NaN or None (the
+  table helpers read both as NaN). An infinite metric is refused (``ValueError`` naming it), since
+  ``null`` would lose its sign. Reading still accepts the bare ``NaN`` of files written before.
+* One writer per results file: :func:`run_grid` holds an exclusive ``fcntl.flock`` on the file while it
+  repairs and appends; a second process that tries to write the same file meanwhile gets a
+  ``BlockingIOError`` (an ``OSError``) at once instead of duplicating records (on systems without
+  ``fcntl`` there is no lock). A sweep with nothing left to run only reads the file (no lock, no write
+  access needed). With the ray and slurm executors the driver (the process that called :func:`run_grid`)
+  is this one writer: it holds the lock for the whole sweep and appends each record as its run ends
+  (Slurm jobs leave part files that only the driver merges, also those of a killed driver, under the lock).
+* ``executor="ray"`` / ``"slurm"`` (:mod:`.executors`) run the same runs elsewhere and write the same records
+  (``torch_threads`` and a default ``hardware`` measured on the worker); there a failing run does not stop
+  the others (:class:`~.executors.RunsFailed` is raised at the end).
+* A results path that is a directory, an unwritable or unreadable path, and a line that is not UTF-8
+  text give one clear error naming the file (``OSError`` / ``ValueError``); a non-UTF-8 *last* line is a
+  truncated write and is handled like any truncated last line (ignored with a warning, cut off).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import itertools
 import json
+import math
 import os
 import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux / macOS: no lock
+    fcntl = None
 
 from sslkit._checks import check_seed
 
@@ -42,10 +66,13 @@ RECORD_FIELDS = (
     "metrics",
     "seconds",
     "hardware",
+    "torch_threads",
     "sslkit_version",
     "finished_at",
     "extra",
 )
+#: Fields of :data:`RECORD_FIELDS` that records written before they were introduced lack.
+LEGACY_MISSING_FIELDS = ("torch_threads",)
 
 
 def _to_json_value(obj):
@@ -67,8 +94,29 @@ def _dumps(obj) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_to_json_value)
 
 
-def _check_json_dict(d, what: str) -> dict:
-    """Return ``d`` round-tripped through JSON; TypeError naming the offending key otherwise."""
+def _nan_to_null(value, where: str):
+    """``value`` (plain JSON values) with every NaN float replaced by None; ValueError for an infinity."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            raise ValueError(
+                f"{where} is {value}, which JSON cannot hold; return a finite number, or None / NaN for no value"
+            )
+        return value
+    if isinstance(value, list):
+        return [_nan_to_null(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _nan_to_null(v, f"{where}[{k!r}]") for k, v in value.items()}
+    return value
+
+
+def _check_json_dict(d, what: str, *, nan_to_null: bool = False) -> dict:
+    """Return ``d`` round-tripped through JSON; TypeError naming the offending key otherwise.
+
+    NaN and infinities are not JSON: with ``nan_to_null`` (metrics) NaN becomes None and an infinity is a
+    ``ValueError``; otherwise (configs, ``extra``, whose values make run keys) both are refused.
+    """
     if not isinstance(d, Mapping):
         raise TypeError(f"{what} must be a dict, got {type(d).__name__}")
     for k, v in d.items():
@@ -81,7 +129,21 @@ def _check_json_dict(d, what: str) -> dict:
                 f"{what}[{k!r}] is not JSON serialisable ({type(v).__name__}: {v!r}); "
                 "use numbers, strings, booleans, None, lists or dicts"
             ) from exc
-    return json.loads(_dumps(dict(d)))
+    out = json.loads(_dumps(dict(d)))
+    if nan_to_null:
+        return {k: _nan_to_null(v, f"{what}[{k!r}]") for k, v in out.items()}
+    for k, v in out.items():
+        try:
+            json.dumps(v, allow_nan=False)
+        except ValueError as exc:
+            raise ValueError(f"{what}[{k!r}] holds NaN or an infinity ({v!r}), which JSON cannot hold") from exc
+    return out
+
+
+def stored_metrics(metrics) -> dict:
+    """``metrics`` as :func:`run_grid` stores them: JSON values (numpy scalars and arrays converted), NaN as
+    ``None`` (``null``); ``TypeError`` for a value JSON cannot hold, ``ValueError`` for an infinity."""
+    return _check_json_dict(metrics, "metrics", nan_to_null=True)
 
 
 def run_key(config: Mapping, seed: int, scale: str) -> str:
@@ -136,9 +198,14 @@ def _check_seeds(seeds) -> list[int]:
     return out
 
 
-def _parse_lines(text: str, path) -> tuple[list[dict], int | None]:
-    """Parse JSONL text. Returns (records, byte offset where a broken last line starts, or None)."""
-    lines = text.split("\n")
+def _parse_lines(data: bytes, path, *, warn: bool = True) -> tuple[list[dict], int | None]:
+    """Parse JSONL bytes. Returns (records, byte offset where a broken last line starts, or None).
+
+    A last line that is not UTF-8 text or not valid JSON is a write cut short (a run killed while writing
+    its record): it is ignored (with a ``RuntimeWarning`` when ``warn``). Such a line anywhere else is a
+    ``ValueError`` naming it.
+    """
+    lines = data.split(b"\n")
     nonblank = [i for i, line in enumerate(lines) if line.strip()]
     records = []
     broken_at = None
@@ -146,66 +213,106 @@ def _parse_lines(text: str, path) -> tuple[list[dict], int | None]:
     starts = []
     for line in lines:
         starts.append(offset)
-        offset += len(line.encode("utf-8")) + 1
+        offset += len(line) + 1
     for i in nonblank:
         line = lines[i]
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
+            rec = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else f"not valid JSON ({exc.msg})"
             if i == nonblank[-1]:
-                warnings.warn(
-                    f"{path}: ignoring the truncated last line {i + 1} (a run killed while writing "
-                    f"its record?): {line[:80]!r}",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
+                if warn:
+                    warnings.warn(
+                        f"{path}: ignoring the truncated last line {i + 1} ({why}; a run killed while writing "
+                        f"its record?): {line[:80]!r}",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
                 broken_at = starts[i]
                 break
-            raise ValueError(f"{path}: line {i + 1} is not valid JSON ({exc.msg}); the file is corrupt") from exc
+            raise ValueError(f"{path}: line {i + 1} is {why}; the file is corrupt") from exc
         if not isinstance(rec, dict) or "key" not in rec:
             raise ValueError(f"{path}: line {i + 1} is not a run record (a JSON object with a 'key')")
         records.append(rec)
     return records, broken_at
 
 
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of a results file, with one clear ``OSError`` for a directory or an unreadable file."""
+    if path.is_dir():
+        raise IsADirectoryError(f"results path {str(path)!r} is a directory, not a results file (a .jsonl file)")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise OSError(f"cannot read the results file {str(path)!r}: {exc.strerror or exc}") from exc
+
+
 def load_results(path) -> list[dict]:
     """Read every record of a JSONL results file, in file order.
 
-    A truncated last line (a run killed while its record was being written) is ignored with a
-    ``RuntimeWarning``; an unreadable line anywhere else raises ``ValueError`` naming its line number.
-    Blank lines are ignored.
+    A truncated last line (a run killed while its record was being written; also a last line that is not
+    UTF-8 text) is ignored with a ``RuntimeWarning``; an unreadable line anywhere else raises ``ValueError``
+    naming its line number. Blank lines are ignored. A missing file is a ``FileNotFoundError``, a
+    directory an ``IsADirectoryError``, an unreadable file an ``OSError``, each naming the path.
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"results file {str(path)!r} does not exist")
-    records, _ = _parse_lines(path.read_text(encoding="utf-8"), path)
+    records, _ = _parse_lines(_read_bytes(path), path)
     return records
 
 
 def _load_and_repair(path: Path) -> list[dict]:
-    """Load the records; cut off a truncated last line and make sure the file ends with a newline."""
-    if not path.exists():
-        return []
-    text = path.read_text(encoding="utf-8")
-    records, broken_at = _parse_lines(text, path)
+    """Load the records; cut off a truncated last line and make sure the file ends with a newline.
+
+    Called with the file's lock held (:func:`_locked`), so no other writer is mid-line.
+    """
+    data = _read_bytes(path)
+    records, broken_at = _parse_lines(data, path)
     if broken_at is not None:
         with open(path, "r+b") as fh:
             fh.truncate(broken_at)
             fh.flush()
             os.fsync(fh.fileno())
-    elif text and not text.endswith("\n"):
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write("\n")
+    elif data and not data.endswith(b"\n"):
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
             fh.flush()
             os.fsync(fh.fileno())
     return records
 
 
-def _append(path: Path, line: str) -> None:
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Open ``path`` for appending (creating it and its folder) under an exclusive, non-blocking lock.
+
+    Yields the binary file handle. ``OSError`` naming the path when it is a directory or cannot be
+    written; ``BlockingIOError`` when another process holds the lock (it is writing the same file).
+    """
+    if path.is_dir():
+        raise IsADirectoryError(f"results path {str(path)!r} is a directory, not a results file (a .jsonl file)")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "ab")
+    except OSError as exc:
+        raise OSError(f"cannot write the results file {str(path)!r}: {exc.strerror or exc}") from exc
+    with fh:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise BlockingIOError(
+                    f"results file {str(path)!r} is being written by another process (it holds the file's lock); "
+                    "two sweeps appending to one file would duplicate records: wait for the other one to finish, "
+                    "or give this one another results file"
+                ) from None
+        yield fh
+
+
+def _append(fh, line: str) -> None:
+    fh.write(line.encode("utf-8") + b"\n")
+    fh.flush()
+    os.fsync(fh.fileno())
 
 
 def results_path(name: str, scale: str, *, results_dir=None) -> Path:
@@ -231,21 +338,31 @@ def results_path(name: str, scale: str, *, results_dir=None) -> Path:
 
 
 class _Run:
-    """``fn`` and the fixed fields of its records: what a worker (any executor) needs to run one (config, seed)."""
+    """``fn`` and the fixed fields of its records: what a worker (any executor) needs to run one (config, seed).
+
+    The one place records are built: ``torch_threads`` (and, without a ``hardware`` label, the hardware) is
+    measured in the process that runs ``fn`` -- a Ray or Slurm worker, or this one.
+    """
 
     def __init__(self, fn, scale, hardware, extra):
         self.fn, self.scale, self.hardware, self.extra = fn, scale, hardware, extra
 
     def __call__(self, config, seed, key) -> dict:
-        """Run ``fn(**config, seed=seed)`` and return its record (JSON values only)."""
+        """Run ``fn(**config, seed=seed)`` and return its record (strict JSON values: NaN metrics as None).
+
+        The exception of ``fn`` propagates; an infinite metric is a ``ValueError``.
+        """
+        import torch
+
         import sslkit
 
         from .hardware import hardware_summary
 
+        threads = torch.get_num_threads()
         start = time.perf_counter()
         metrics = self.fn(**config, seed=seed)
         seconds = time.perf_counter() - start
-        metrics = _check_json_dict(metrics, "metrics")
+        metrics = stored_metrics(metrics)
         record = {
             "key": key,
             "config": config,
@@ -254,11 +371,17 @@ class _Run:
             "metrics": metrics,
             "seconds": round(seconds, 4),
             "hardware": hardware_summary() if self.hardware is None else self.hardware,
+            "torch_threads": threads,
             "sslkit_version": sslkit.__version__,
             "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "extra": self.extra,
         }
-        return json.loads(json.dumps(record, default=_to_json_value))
+        return json.loads(_record_line(record))
+
+
+def _record_line(record: dict) -> str:
+    """One results-file line: strict JSON (``ValueError`` for a NaN or an infinity left in ``record``)."""
+    return json.dumps(record, default=_to_json_value, allow_nan=False)
 
 
 def run_grid(
@@ -291,13 +414,27 @@ def run_grid(
     executor : str or dict
         ``"local"`` (one run after another here), ``"ray"`` or ``"slurm"``, or a dict with the resources
         of one run, e.g. ``{"name": "ray", "num_gpus": 1}``; see :mod:`sslkit.experiments.executors`.
-        The records and keys do not depend on it, so any executor can resume a sweep.
+        The records and keys do not depend on it, so any executor can resume a sweep. Whatever the
+        executor, this process (the driver) is the only writer of ``results_path`` and holds its lock.
 
     Returns
     -------
     list of dict
         One record per (config, seed) of this grid, old and new, in grid order (config-major).
         Records of other grids sharing the file are not returned (use :func:`load_results`).
+
+    Raises
+    ------
+    OSError
+        ``results_path`` is a directory (``IsADirectoryError``), or cannot be read or written (the message
+        names it).
+    BlockingIOError
+        Another process is writing the same results file (it holds the lock); an ``OSError`` too.
+    ValueError
+        A corrupt line before the last one, or an infinite metric (NaN metrics are stored as ``null``).
+    RunsFailed
+        With the ray and slurm executors: some runs raised (the others finished and are recorded). The
+        local executor lets the first exception propagate instead.
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
@@ -309,57 +446,81 @@ def run_grid(
     if hardware is not None and not isinstance(hardware, str):
         raise TypeError(f"hardware must be a string, got {type(hardware).__name__}")
     from . import executors as ex
-    from .hardware import hardware_summary
 
     name, options = ex.parse_executor(executor)
     path = Path(results_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    done = {}
-    for rec in _load_and_repair(path):
-        done.setdefault(rec["key"], rec)
     parts = ex.parts_dir(path)
-    for part, rec in ex.read_parts(parts):  # records of Slurm jobs whose driver was killed
-        if rec["key"] not in done:
-            _append(path, json.dumps(rec))
-            done[rec["key"]] = rec
-        part.unlink()
 
     jobs = [(config, seed, run_key(config, seed, scale)) for config in configs for seed in seeds]
     keys = [k for _, _, k in jobs]
     if len(set(keys)) != len(keys):
         raise ValueError("grid contains the same config twice")
-    todo = [job for job in jobs if job[2] not in done]
 
-    if hardware is None and todo and name == "local":
-        hardware = hardware_summary()
+    if path.exists():  # nothing left to run: read only (no lock, no write access needed)
+        done = {}
+        for rec in _parse_lines(_read_bytes(path), path, warn=False)[0]:
+            done.setdefault(rec["key"], rec)
+        # a part file of this grid left by a killed Slurm driver is cleaned up under the lock below
+        leftover = parts.is_dir() and not {p.stem for p in parts.glob("*.json")}.isdisjoint(keys)
+        if all(k in done for k in keys) and not leftover:
+            return [done[k] for k in keys]
+    with _locked(path) as fh:  # read again under the lock: another sweep may have finished runs meanwhile
+        done = {}
+        for rec in _load_and_repair(path):
+            done.setdefault(rec["key"], rec)
+        for part, rec in ex.read_parts(parts):  # records of Slurm jobs whose driver was killed
+            if rec["key"] not in done:
+                if isinstance(rec.get("metrics"), Mapping):  # a part written before NaN was stored as null
+                    rec = {**rec, "metrics": stored_metrics(rec["metrics"])}
+                line = _record_line(rec)
+                _append(fh, line)
+                done[rec["key"]] = json.loads(line)
+            part.unlink()
+        todo = [job for job in jobs if job[2] not in done]
+        failures = _run_jobs(fn, todo, len(jobs), done, fh, path, scale, hardware, extra, progress, name, options)
+    if failures:
+        raise ex.RunsFailed(failures, len(todo)) from failures[0][3]
+    return [done[k] for k in keys]
+
+
+def _run_jobs(fn, todo, total, done, fh, path, scale, hardware, extra, progress, name, options) -> list:
+    """Run the ``(config, seed, key)`` jobs of ``todo`` with executor ``name``, appending one record each to
+    ``fh`` (the locked results file) and ``done``. Returns the failures ``(config, seed, key, exception)``
+    of the ray and slurm executors; with the local one the first exception propagates at once."""
+    from . import executors as ex
+    from .hardware import hardware_summary
+
+    if not todo:
+        return []
+    if hardware is None and name == "local":
+        hardware = hardware_summary()  # measured once here; other executors measure it on each worker
     run_one = _Run(fn, scale, hardware, extra)
     if name == "local":
         results = ((job, run_one(*job), None) for job in todo)  # an exception propagates at once
     elif name == "ray":
-        results = ex.ray_results(run_one, todo, options) if todo else iter(())
+        results = ex.ray_results(run_one, todo, options)
     else:
-        results = ex.slurm_results(run_one, todo, options, path) if todo else iter(())
+        results = ex.slurm_results(run_one, todo, options, path)
+    parts = ex.parts_dir(path)
     bar = None
-    if progress and todo:
+    if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc="runs", unit="run")
+        bar = tqdm(total=total, initial=total - len(todo), desc="runs", unit="run")
     failures = []
     try:
         for (config, seed, key), record, error in results:
             if error is not None:
                 failures.append((config, seed, key, error))
                 continue
-            line = json.dumps(record)
-            _append(path, line)
-            (parts / f"{key}.json").unlink(missing_ok=True)
+            line = _record_line(record)
+            _append(fh, line)
+            if name == "slurm":
+                (parts / f"{key}.json").unlink(missing_ok=True)  # in the file now
             done[key] = json.loads(line)
             if bar is not None:
                 bar.update(1)
     finally:
         if bar is not None:
             bar.close()
-    if failures:
-        raise ex.RunsFailed(failures, len(todo)) from failures[0][3]
-    return [done[k] for k in keys]
+    return failures

@@ -18,6 +18,7 @@ never leaves a file that looks valid.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -74,9 +75,10 @@ def load(path: Path, expected_rows: int):
         return None
     try:
         meta = json.loads(record.read_text())
-        if meta.get("format") != _FORMAT or meta.get("sha256") != _file_sha256(path):
+        data = path.read_bytes()  # one read: the checked bytes are the loaded bytes
+        if meta.get("format") != _FORMAT or meta.get("sha256") != hashlib.sha256(data).hexdigest():
             return None
-        arr = np.load(path, allow_pickle=False)
+        arr = np.load(io.BytesIO(data), allow_pickle=False)
     except (OSError, ValueError, TypeError, AttributeError):
         return None
     ok = (

@@ -66,6 +66,11 @@ __all__ = [
 
 COND_LIMIT = 1e12
 
+#: Relative tolerance of the covariance checks: an asymmetry or a negative eigenvalue up to
+#: ``PSD_TOL * max|eigenvalue|`` of the matrix is round-off (e.g. of a singular covariance such as a
+#: symmetric loss's, ``C_m 1 = 0``); anything larger is refused.
+PSD_TOL = 1e-8
+
 
 # ----------------------------------------------------------------------------- helpers
 class _Ctx:
@@ -119,6 +124,29 @@ def _counts(ctx, n_per_class, k, name="n_per_class"):
     return n
 
 
+def _check_psd(ctx, C, name):
+    """Refuse a covariance (``(s, s)`` or a stack ``(k, s, s)``) that is not symmetric positive semidefinite.
+
+    Both tests are relative to the largest absolute eigenvalue of each matrix (:data:`PSD_TOL`), so
+    round-off in an estimated or singular covariance passes while a real negative direction (for which
+    the "variance" could be negative and a* would maximise instead of minimise) is named.
+    """
+    stack = C if C.ndim == 3 else C[None]
+    X = stack.detach().cpu().numpy() if ctx.torch else stack
+    for m, Cm in enumerate(X):
+        which = name if C.ndim == 2 else f"{name}[{m}]"
+        eig = np.linalg.eigvalsh((Cm + Cm.T) / 2)
+        scale = max(float(np.abs(eig).max()), np.finfo(np.float64).tiny)
+        asym = float(np.abs(Cm - Cm.T).max())
+        if asym > PSD_TOL * scale:
+            raise ValueError(f"{which} is not symmetric (largest |C - Cᵀ| entry {asym:.3g}); a covariance must be")
+        if eig[0] < -PSD_TOL * scale:
+            raise ValueError(
+                f"{which} is not positive semidefinite: smallest eigenvalue {eig[0]:.3g} "
+                f"(largest |eigenvalue| {scale:.3g}); a covariance has no negative eigenvalue"
+            )
+
+
 def _covs(ctx, covariances, k, name="covariances", allow_truncated=False):
     C = ctx.arr(covariances, name)
     shapes = [(k, k, k)] + ([(k, k - 1, k - 1)] if allow_truncated else [])
@@ -128,6 +156,7 @@ def _covs(ctx, covariances, k, name="covariances", allow_truncated=False):
             f"{name} must have shape {want} for {k} classes (one k x k matrix C_m per class), got {tuple(C.shape)}"
         )
     ctx.finite(C, name)
+    _check_psd(ctx, C, name)
     return C
 
 
@@ -157,6 +186,7 @@ def _unlabeled(ctx, n_unlabeled, unlabeled_covariance, size, truncate=False):
         want = " or ".join(f"({s}, {s})" for s in sizes)
         raise ValueError(f"unlabeled_covariance must be a {want} matrix, got shape {tuple(CU.shape)}")
     ctx.finite(CU, "unlabeled_covariance")
+    _check_psd(ctx, CU, "unlabeled_covariance")
     return float(n_unlabeled), CU[:size, :size]
 
 
@@ -368,10 +398,19 @@ def equal_covariance_a(prior, n_per_class):
 
     It is a* of Thm 3 whenever all classes share one invertible covariance C_m = C (any such C, not only
     the ρ1/ρ2 form of Thm 4): then S = W C, u = C w and a* = θ ∘ (1 - w/W).
+
+    ``n_per_class`` must hold whole class counts (an integer or float array of whole numbers), as
+    :class:`sslkit.algorithms.OursEC` requires; a fractional count raises ``ValueError``.
     """
     ctx = _Ctx(prior, n_per_class)
     p = ctx.arr(check_prior(prior, ctx.like), "prior")
     n = _counts(ctx, n_per_class, p.shape[0])
+    nn = n.cpu().numpy() if ctx.torch else n
+    if (nn != np.round(nn)).any():
+        raise ValueError(
+            f"n_per_class must be whole class counts (numbers of labeled samples), got {nn.tolist()}; "
+            "OursEC refuses fractional counts too"
+        )
     w = p**2 / n
     return ctx.out(p * (1 - w / w.sum()))
 

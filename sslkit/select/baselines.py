@@ -11,6 +11,9 @@ official ones and every deviation is listed in the class docstring.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 import torch
 
@@ -32,6 +35,12 @@ def _check_m_le_n(m: int, n: int) -> None:
 
 
 def _check_labels(y, n: int) -> np.ndarray:
+    """``y`` as a 1-D integer label vector of length ``n``.
+
+    Floats (NaN included: ``nan != nan``, so a NaN "class" has no members), bools and strings are
+    refused with ``TypeError``, negative labels (``-1`` marks "unlabeled" in many datasets) with
+    ``ValueError``.
+    """
     if y is None:
         raise ValueError("y is required: this selector uses the labels")
     y = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
@@ -39,6 +48,10 @@ def _check_labels(y, n: int) -> np.ndarray:
         raise ValueError(f"y must be 1-D, got shape {y.shape}")
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} labels but X has {n} rows")
+    if y.dtype.kind not in "iu":
+        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
+    if y.size and y.min() < 0:
+        raise ValueError(f"y holds negative labels (e.g. {int(y.min())}); class labels must be >= 0")
     return y
 
 
@@ -413,8 +426,10 @@ class ActiveFTSelector(_Selector):
         super().__init__(m, seed=seed, device=device)
         self.n_iter = check_count(n_iter, "n_iter")
         for name, v in (("lr", lr), ("temperature", temperature)):
-            if not (isinstance(v, (int, float)) and v > 0):
-                raise ValueError(f"{name} must be a positive number, got {v!r}")
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise TypeError(f"{name} must be a positive finite number, got {v!r}")
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
         self.lr, self.temperature = float(lr), float(temperature)
         self.batch_size = None if batch_size is None else check_count(batch_size, "batch_size", allow_zero=False)
         self.block_size = check_block_size(block_size)

@@ -205,6 +205,18 @@ class GKHR(_Herding):
 
     Attributes after ``fit``: ``indices_`` (int64, distinct, selection order; the first is
     ``argmax mu``, the densest point), ``alpha_``, ``bandwidth_``, ``mu_``, ``objective_``, ``timings_``.
+
+    Non-finite kernels are refused: when the features divided by the bandwidth overflow (a tiny
+    bandwidth, huge feature values) ``fit`` raises ``ValueError`` instead of returning the repeated
+    indices NaN kernel values would give (see :func:`sslkit.select.kernel.lifted`).
+
+    Where float32 changes the selection path: features that are not float64 are computed in float32
+    (float64 features stay float64). The kernel rows are then exact to ~1e-7 relative (``mu`` and the
+    objective are accumulated in float64 from them), so two candidates whose objectives differ by less
+    than that may be picked in the other order than with float64 features, and every later pick follows
+    from that one. float32 also overflows earlier (``|x - mean| / bandwidth`` beyond ~9e18, refused) and
+    underflows earlier: an off-diagonal kernel value is 0 once ``||x - y||^2 / bandwidth^2`` exceeds ~104
+    (float64: ~745); when all of them are 0 the objective is flat and the picks go in index order.
     """
 
     _replace = False

@@ -117,11 +117,26 @@ def check_block_size(block_size) -> int:
 
 
 def lifted(X: torch.Tensor, bandwidth: float, center=None) -> torch.Tensor:
-    """Rows ``z = [sqrt(2) x/s, -|x/s|^2, -1]`` of the centred, scaled features (see module docstring)."""
+    """Rows ``z = [sqrt(2) x/s, -|x/s|^2, -1]`` of the centred, scaled features (see module docstring).
+
+    Raises ``ValueError`` when the scaled squared norms ``|x/s|^2`` are not finite or exceed a quarter
+    of the dtype's largest value (float32: ~8.5e37, i.e. ``|x - mean| / s`` beyond ~9e18; float64:
+    ~4.5e307). Below that bound every partial sum of an exponent ``z . z'`` stays finite whatever the
+    summation order (``|2 x.y| <= |x|^2 + |y|^2``), so every kernel value is a finite number in [0, 1];
+    above it a tiny bandwidth or overflowing features would give NaN kernel values, with which the
+    herding loop silently repeats indices.
+    """
     if center is None:
         center = X.mean(dim=0)
     Xs = (X - center) / bandwidth
     sq = (Xs * Xs).sum(dim=1, keepdim=True)
+    limit = torch.finfo(sq.dtype).max / 4.0
+    if not bool((sq <= limit).all()):  # also False for NaN
+        raise ValueError(
+            f"the kernel is not finite: the features divided by the bandwidth {bandwidth!r} overflow "
+            f"{str(sq.dtype).removeprefix('torch.')} (squared norm above {limit:.3g}); "
+            "pass a larger bandwidth, rescale the features, or pass float64 features"
+        )
     return torch.cat([Xs * math.sqrt(2.0), -sq, -torch.ones_like(sq)], dim=1).contiguous()
 
 

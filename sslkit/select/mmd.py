@@ -84,7 +84,10 @@ def alpha_mmd2(X, indices, alpha, bandwidth, *, mu=None, block_size: int = DEFAU
 
     ``indices`` may repeat (GKH). ``mu`` (optional, length n): precomputed ``mu_i = sum_j k(x_i,x_j)/n``
     for the same ``bandwidth`` (e.g. ``GKHR.mu_``), which skips the ``O(n^2 d)`` pass; otherwise it is
-    computed blockwise. Memory ``O(n d + block_size^2)``.
+    computed blockwise. Memory ``O(n d + block_size^2)``. Raises ``ValueError`` when the kernel would
+    not be finite (features divided by the bandwidth overflow; see :func:`sslkit.select.kernel.lifted`)
+    or ``mu`` holds NaN or infinite values. Non-float64 features are computed in float32 (see
+    :class:`sslkit.select.GKHR` for where that changes a selection).
     """
     alpha = check_alpha(alpha)
     Z, idx, mu, block_size, dev = _prepare(X, indices, bandwidth, mu, block_size, device)
