@@ -1,4 +1,5 @@
-"""Experiments: grids of runs written one record at a time (:mod:`.runner`), mean ± std tables beside the
+"""Experiments: grids of runs written one record at a time (:mod:`.runner`; here, on Ray or on Slurm:
+:mod:`.executors`), mean ± std tables beside the
 papers' numbers (:mod:`.tables`, :mod:`.paper_numbers`), the registry of reproducible notebooks
 (:mod:`.notebooks`), and one module per paper's experiments (:mod:`.paper_a`, :mod:`.paper_a_appendix`,
 :mod:`.variance`, :mod:`.paper_b`, :mod:`.paper_b_ssl`)."""

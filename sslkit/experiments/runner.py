@@ -26,7 +26,12 @@ Rules kept deliberately simple:
   repairs and appends; a second process that tries to write the same file meanwhile gets a
   ``BlockingIOError`` (an ``OSError``) at once instead of duplicating records (on systems without
   ``fcntl`` there is no lock). A sweep with nothing left to run only reads the file (no lock, no write
-  access needed).
+  access needed). With the ray and slurm executors the driver (the process that called :func:`run_grid`)
+  is this one writer: it holds the lock for the whole sweep and appends each record as its run ends
+  (Slurm jobs leave part files that only the driver merges, also those of a killed driver, under the lock).
+* ``executor="ray"`` / ``"slurm"`` (:mod:`.executors`) run the same runs elsewhere and write the same records
+  (``torch_threads`` and a default ``hardware`` measured on the worker); there a failing run does not stop
+  the others (:class:`~.executors.RunsFailed` is raised at the end).
 * A results path that is a directory, an unwritable or unreadable path, and a line that is not UTF-8
   text give one clear error naming the file (``OSError`` / ``ValueError``); a non-UTF-8 *last* line is a
   truncated write and is handled like any truncated last line (ignored with a warning, cut off).
@@ -332,7 +337,56 @@ def results_path(name: str, scale: str, *, results_dir=None) -> Path:
     return Path(results_dir) / name / f"{scale}.jsonl"
 
 
-def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, extra=None, hardware=None) -> list[dict]:
+class _Run:
+    """``fn`` and the fixed fields of its records: what a worker (any executor) needs to run one (config, seed).
+
+    The one place records are built: ``torch_threads`` (and, without a ``hardware`` label, the hardware) is
+    measured in the process that runs ``fn`` -- a Ray or Slurm worker, or this one.
+    """
+
+    def __init__(self, fn, scale, hardware, extra):
+        self.fn, self.scale, self.hardware, self.extra = fn, scale, hardware, extra
+
+    def __call__(self, config, seed, key) -> dict:
+        """Run ``fn(**config, seed=seed)`` and return its record (strict JSON values: NaN metrics as None).
+
+        The exception of ``fn`` propagates; an infinite metric is a ``ValueError``.
+        """
+        import torch
+
+        import sslkit
+
+        from .hardware import hardware_summary
+
+        threads = torch.get_num_threads()
+        start = time.perf_counter()
+        metrics = self.fn(**config, seed=seed)
+        seconds = time.perf_counter() - start
+        metrics = stored_metrics(metrics)
+        record = {
+            "key": key,
+            "config": config,
+            "seed": seed,
+            "scale": self.scale,
+            "metrics": metrics,
+            "seconds": round(seconds, 4),
+            "hardware": hardware_summary() if self.hardware is None else self.hardware,
+            "torch_threads": threads,
+            "sslkit_version": sslkit.__version__,
+            "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "extra": self.extra,
+        }
+        return json.loads(_record_line(record))
+
+
+def _record_line(record: dict) -> str:
+    """One results-file line: strict JSON (``ValueError`` for a NaN or an infinity left in ``record``)."""
+    return json.dumps(record, default=_to_json_value, allow_nan=False)
+
+
+def run_grid(
+    fn, grid, results_path, *, seeds, scale="quick", progress=True, extra=None, hardware=None, executor="local"
+) -> list[dict]:
     """Run ``fn(**config, seed=seed)`` for every config of ``grid`` and every seed; return the records.
 
     Parameters
@@ -354,7 +408,14 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
         not part of the key.
     hardware : str, optional
         Hardware label stored with each new record; default ``hardware_summary("auto")``. Pass
-        ``hardware_summary(device)`` when ``fn`` runs on another device than "auto" would pick.
+        ``hardware_summary(device)`` when ``fn`` runs on another device than "auto" would pick. With the
+        ray and slurm executors the default is measured on each run's worker; a string given here is stored
+        as given, so describe the workers' hardware, not the driver's.
+    executor : str or dict
+        ``"local"`` (one run after another here), ``"ray"`` or ``"slurm"``, or a dict with the resources
+        of one run, e.g. ``{"name": "ray", "num_gpus": 1}``; see :mod:`sslkit.experiments.executors`.
+        The records and keys do not depend on it, so any executor can resume a sweep. Whatever the
+        executor, this process (the driver) is the only writer of ``results_path`` and holds its lock.
 
     Returns
     -------
@@ -371,6 +432,9 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
         Another process is writing the same results file (it holds the lock); an ``OSError`` too.
     ValueError
         A corrupt line before the last one, or an infinite metric (NaN metrics are stored as ``null``).
+    RunsFailed
+        With the ray and slurm executors: some runs raised (the others finished and are recorded). The
+        local executor lets the first exception propagate instead.
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
@@ -381,7 +445,11 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
     extra = {} if extra is None else _check_json_dict(extra, "extra")
     if hardware is not None and not isinstance(hardware, str):
         raise TypeError(f"hardware must be a string, got {type(hardware).__name__}")
+    from . import executors as ex
+
+    name, options = ex.parse_executor(executor)
     path = Path(results_path)
+    parts = ex.parts_dir(path)
 
     jobs = [(config, seed, run_key(config, seed, scale)) for config in configs for seed in seeds]
     keys = [k for _, _, k in jobs]
@@ -392,57 +460,67 @@ def run_grid(fn, grid, results_path, *, seeds, scale="quick", progress=True, ext
         done = {}
         for rec in _parse_lines(_read_bytes(path), path, warn=False)[0]:
             done.setdefault(rec["key"], rec)
-        if all(k in done for k in keys):
+        # a part file of this grid left by a killed Slurm driver is cleaned up under the lock below
+        leftover = parts.is_dir() and not {p.stem for p in parts.glob("*.json")}.isdisjoint(keys)
+        if all(k in done for k in keys) and not leftover:
             return [done[k] for k in keys]
     with _locked(path) as fh:  # read again under the lock: another sweep may have finished runs meanwhile
         done = {}
         for rec in _load_and_repair(path):
             done.setdefault(rec["key"], rec)
+        for part, rec in ex.read_parts(parts):  # records of Slurm jobs whose driver was killed
+            if rec["key"] not in done:
+                if isinstance(rec.get("metrics"), Mapping):  # a part written before NaN was stored as null
+                    rec = {**rec, "metrics": stored_metrics(rec["metrics"])}
+                line = _record_line(rec)
+                _append(fh, line)
+                done[rec["key"]] = json.loads(line)
+            part.unlink()
         todo = [job for job in jobs if job[2] not in done]
-        _run_jobs(fn, todo, len(jobs), done, fh, scale, hardware, extra, progress)
+        failures = _run_jobs(fn, todo, len(jobs), done, fh, path, scale, hardware, extra, progress, name, options)
+    if failures:
+        raise ex.RunsFailed(failures, len(todo)) from failures[0][3]
     return [done[k] for k in keys]
 
 
-def _run_jobs(fn, todo, total, done, fh, scale, hardware, extra, progress) -> None:
-    """Run the ``(config, seed, key)`` jobs of ``todo``, appending one record each to ``fh`` and ``done``."""
-    import torch
-
-    import sslkit
-
+def _run_jobs(fn, todo, total, done, fh, path, scale, hardware, extra, progress, name, options) -> list:
+    """Run the ``(config, seed, key)`` jobs of ``todo`` with executor ``name``, appending one record each to
+    ``fh`` (the locked results file) and ``done``. Returns the failures ``(config, seed, key, exception)``
+    of the ray and slurm executors; with the local one the first exception propagates at once."""
+    from . import executors as ex
     from .hardware import hardware_summary
 
-    if hardware is None and todo:
-        hardware = hardware_summary()
+    if not todo:
+        return []
+    if hardware is None and name == "local":
+        hardware = hardware_summary()  # measured once here; other executors measure it on each worker
+    run_one = _Run(fn, scale, hardware, extra)
+    if name == "local":
+        results = ((job, run_one(*job), None) for job in todo)  # an exception propagates at once
+    elif name == "ray":
+        results = ex.ray_results(run_one, todo, options)
+    else:
+        results = ex.slurm_results(run_one, todo, options, path)
+    parts = ex.parts_dir(path)
     bar = None
-    if progress and todo:
+    if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=total, initial=total - len(todo), desc="runs", unit="run")
+    failures = []
     try:
-        for config, seed, key in todo:
-            threads = torch.get_num_threads()
-            start = time.perf_counter()
-            metrics = fn(**config, seed=seed)
-            seconds = time.perf_counter() - start
-            metrics = stored_metrics(metrics)
-            record = {
-                "key": key,
-                "config": config,
-                "seed": seed,
-                "scale": scale,
-                "metrics": metrics,
-                "seconds": round(seconds, 4),
-                "hardware": hardware,
-                "torch_threads": threads,
-                "sslkit_version": sslkit.__version__,
-                "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                "extra": extra,
-            }
-            line = json.dumps(record, default=_to_json_value, allow_nan=False)
+        for (config, seed, key), record, error in results:
+            if error is not None:
+                failures.append((config, seed, key, error))
+                continue
+            line = _record_line(record)
             _append(fh, line)
+            if name == "slurm":
+                (parts / f"{key}.json").unlink(missing_ok=True)  # in the file now
             done[key] = json.loads(line)
             if bar is not None:
                 bar.update(1)
     finally:
         if bar is not None:
             bar.close()
+    return failures
