@@ -32,9 +32,10 @@ notebooks ``a_table1`` / ``a_table2``):
   test). Images: ``[0, 1]`` pixels normalised per channel with the pool's mean / std.
 * **Prior θ.** Class proportions of the full training data (the paper assumes known priors).
 
-Class order of the binary tasks: label 0 is the paper's class 1 (``n_1``): Adult '<=50K', Banknote
-'class 0', Breast Cancer 'malignant', Credit 'no default', MNIST digit 4, CIFAR-10 'cat' (the paper does not
-say which class it calls class 1).
+Class order of the binary tasks: label 0 is the paper's class 1 (``n_1``), the positive class of each
+tabular source (:data:`POSITIVE_CLASS`): Adult '>50K', Banknote the file's class 1, Breast Cancer
+'malignant', Credit 'default'; MNIST digit 4, CIFAR-10 'cat' (the paper does not say which class it calls
+class 1).
 """
 
 from __future__ import annotations
@@ -267,7 +268,8 @@ def source_dataset(dataset: str, data_root=None):
 #: Binary tabular datasets: the source label of paper A's "class 1" (n_1 labeled samples, prior θ_1), which
 #: becomes label 0 here. The paper does not say; the positive class of each UCI task (>50K income, default,
 #: forged note, malignant) -- the minority class in all four -- is what reproduces Table 3's imbalanced
-#: FixMatch rows (Adult Imb. (60): 79.9 with this order vs 53.4 with the majority class first; paper 79.0).
+#: FixMatch rows (Adult Imb. (60), 30 seeds: 79.3 with this order vs 55.5 with the majority class first; paper
+#: 79.0 -- the class-order probe of notebooks/a_fixmatch, records in notebooks/results/a_fixmatch/paper.jsonl).
 POSITIVE_CLASS = {"adult": 1, "credit_default": 1, "banknote": 1, "breast_cancer": 0}
 
 
