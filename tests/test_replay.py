@@ -55,7 +55,6 @@ PICK_BY = {
     "c_robust/cpu": (),  # the cheapest robust-SSL run (a 10 % coreset run or Supervised)
     "c_extended/cpu": (),  # the cheapest extended Retrieve run
     "c_perclass/cpu": (),  # the cheapest per-class Retrieve run
-    "c_bayesian/cpu": (),  # the cheapest Bayesian-coreset run (GIGA selection from the model's gradients)
 }
 
 
