@@ -97,7 +97,23 @@ def _above_at_2se(row: dict, method: str) -> int:
 # --------------------------------------------------------------------------------------------------- paper A
 
 
-def _a_rows(records, datasets=None) -> dict:
+#: the kinds of committed results file (the scorecard's statuses start with them)
+PAPER_PROTOCOL, STAND_IN = "paper protocol", "CPU stand-in"
+
+#: results files named ``paper`` whose runs change the paper's model, data, budget or schedule, and how.
+STAND_INS = {
+    "b_table4_head/paper": "an MLP head on frozen EfficientNet features trained by FreeMatch, not a WRN",
+    "b_table4_proxy/paper": "selection measures and a supervised proxy, not FreeMatch",
+    "b_table5/paper": "synthetic 512-d features on a loaded 2-core CPU",
+}
+
+
+def source_kind(source: str) -> str:
+    """``"CPU stand-in"`` for a ``cpu*`` results file or one of :data:`STAND_INS`, else ``"paper protocol"``."""
+    return STAND_IN if source.split("/")[1].startswith("cpu") or source in STAND_INS else PAPER_PROTOCOL
+
+
+def a_rows(records, datasets=None) -> dict:
     """Paper A Tables 1-2: ``{(dataset, setting): {method: [test_acc per seed]}}`` after App. D.1's choice of PL's
     threshold and VAT's epsilon (:func:`sslkit.experiments.paper_a.select_hyper`)."""
     from .paper_a import select_hyper
@@ -132,12 +148,12 @@ A_TABULAR = ("adult", "banknote", "breast_cancer", "credit_default")
 
 def a_table1_first_or_second(records):
     """Table 1: Ours (Iter) first or second in "almost all" rows (read: at least 90 % of them)."""
-    return _first_or_second(_a_rows(records), ["Ours (Iter)"], 0.9)
+    return _first_or_second(a_rows(records), ["Ours (Iter)"], 0.9)
 
 
 def a_table1_risk_rewrite_beats_pl_vat(records):
     """Table 1, tabular rows: Ours (Iter) and PNU each above PL and VAT in every row."""
-    rows = _a_rows(records, A_TABULAR)
+    rows = a_rows(records, A_TABULAR)
     pairs = [
         (v[a], v[b]) for v in rows.values() for a in ("Ours (Iter)", "PNU") for b in ("PL", "VAT") if a in v and b in v
     ]
@@ -147,7 +163,7 @@ def a_table1_risk_rewrite_beats_pl_vat(records):
 
 def a_table1_pl_best_mnist(records):
     """Table 1, MNIST 4v9 (15,45): PL has the highest accuracy."""
-    row = _a_rows(records, ("mnist_4v9",)).get(("mnist_4v9", "(15,45)"))
+    row = a_rows(records, ("mnist_4v9",)).get(("mnist_4v9", "(15,45)"))
     if not row or "PL" not in row:
         return NOT_RUN, "no MNIST 4v9 (15,45) record"
     best = max((m for m in row if m != "PL"), key=lambda m: _mean(row[m]))
@@ -157,7 +173,7 @@ def a_table1_pl_best_mnist(records):
 
 def a_table1_pl_fails_cifar(records):
     """Table 1, CIFAR CvD: PL below the best method at two standard errors in every row."""
-    rows = _a_rows(records, ("cifar_cvd",))
+    rows = a_rows(records, ("cifar_cvd",))
     pairs = [
         (v[max((m for m in v if m != "PL"), key=lambda m: _mean(v[m]))], v["PL"]) for v in rows.values() if "PL" in v
     ]
@@ -167,14 +183,14 @@ def a_table1_pl_fails_cifar(records):
 
 def a_table2_ours_first_or_second(records):
     """Table 2, Covertype and Shuttle: Ours (Iter) and Ours (EC) first or second in every row."""
-    verdict, text = _first_or_second(_a_rows(records, ("covertype", "shuttle")), ["Ours (Iter)", "Ours (EC)"], 1.0)
-    have = {d for d, _ in _a_rows(records, ("covertype",))}
+    verdict, text = _first_or_second(a_rows(records, ("covertype", "shuttle")), ["Ours (Iter)", "Ours (EC)"], 1.0)
+    have = {d for d, _ in a_rows(records, ("covertype",))}
     return verdict, text + ("" if have else "; Covertype: no record (Shuttle only)")
 
 
 def a_table2_pl_vat_below_sup(records):
     """Table 2, Covertype and Shuttle: PL or VAT below Sup. at two standard errors in at least one row."""
-    rows = _a_rows(records, ("covertype", "shuttle"))
+    rows = a_rows(records, ("covertype", "shuttle"))
     if not rows:
         return NOT_RUN, "no Covertype / Shuttle record"
     below = [
@@ -190,7 +206,7 @@ def a_table2_pl_vat_below_sup(records):
 
 def a_table2_ours_not_below_sup(records):
     """Table 2, Dry Bean and MNIST: neither Ours (Iter) nor Ours (EC) below Sup. at two standard errors."""
-    rows = _a_rows(records, ("dry_bean", "mnist"))
+    rows = a_rows(records, ("dry_bean", "mnist"))
     pairs = [(v[m], v["Sup."]) for v in rows.values() for m in ("Ours (Iter)", "Ours (EC)") if m in v and "Sup." in v]
     if not pairs:
         return NOT_RUN, "no Dry Bean / MNIST record"
@@ -206,7 +222,7 @@ EC_CLOSE = 1.0  # points: our reading of "closely following"
 
 def a_table2_ec_competitive(records):
     """Table 2: Ours (EC) matches or closely follows Ours (Iter) (read: at most 1 point below it) in every row."""
-    rows = {k: v for k, v in _a_rows(records).items() if "Ours (EC)" in v and "Ours (Iter)" in v}
+    rows = {k: v for k, v in a_rows(records).items() if "Ours (EC)" in v and "Ours (Iter)" in v}
     if not rows:
         return NOT_RUN, "no row with Ours (EC) and Ours (Iter)"
     gaps = {k: _mean(v["Ours (Iter)"]) - _mean(v["Ours (EC)"]) for k, v in rows.items()}
@@ -1210,9 +1226,7 @@ def evaluate(claim: Claim, root=None) -> tuple[str, str]:
 
 def ledger(root=None) -> pd.DataFrame:
     """One row per :data:`CLAIMS` entry: paper, item, where, claim (quoted), test, records (the files read and
-    their kind, :func:`sslkit.experiments.scorecard.source_kind`), verdict and evidence."""
-    from .scorecard import source_kind
-
+    their kind, :func:`source_kind`), verdict and evidence."""
     rows = []
     for c in CLAIMS:
         verdict, evidence = evaluate(c, root)

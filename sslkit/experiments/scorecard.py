@@ -31,31 +31,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .claims import PAPER_PROTOCOL, STAND_IN, STAND_INS, source_kind
 from .notebooks import registry, repo_root
 
-PAPER_PROTOCOL, STAND_IN, QUICK, NOT_RUN, OFFLINE = (
-    "paper protocol",
-    "CPU stand-in",
-    "quick scale only",
-    "not run",
-    "not runnable offline",
-)
+QUICK, NOT_RUN, OFFLINE = "quick scale only", "not run", "not runnable offline"
 DERIVED, PLOTTED = "derived and checked", "plotted only"
 STATUSES = (PAPER_PROTOCOL, STAND_IN, QUICK, NOT_RUN, OFFLINE, DERIVED, PLOTTED)
 #: seeds behind a paper's mean ± std (paper A: "mean ± std over 30 seeds")
 PAPER_SEEDS = {"A": 30}
-
-#: results files named ``paper`` whose runs change the paper's model, data, budget or schedule, and how.
-STAND_INS = {
-    "b_table4_head/paper": "an MLP head on frozen EfficientNet features trained by FreeMatch, not a WRN",
-    "b_table4_proxy/paper": "selection measures and a supervised proxy, not FreeMatch",
-    "b_table5/paper": "synthetic 512-d features on a loaded 2-core CPU",
-}
-
-
-def source_kind(source: str) -> str:
-    """``"CPU stand-in"`` for a ``cpu*`` results file or one of :data:`STAND_INS`, else ``"paper protocol"``."""
-    return STAND_IN if source.split("/")[1].startswith("cpu") or source in STAND_INS else PAPER_PROTOCOL
 
 
 @dataclass(frozen=True)
@@ -105,10 +88,10 @@ NOT_REPRODUCED = (
 
 def _a_table_cells(table: int, datasets) -> Callable:
     def cells(records):
-        from .claims import _a_rows
+        from .claims import a_rows
         from .paper_a import PAPER_TABLE1, PAPER_TABLE2
 
-        ours = _a_rows(records, datasets)
+        ours = a_rows(records, datasets)
         paper = PAPER_TABLE1 if table == 1 else PAPER_TABLE2
         return [
             ((d, s), m, ours.get((d, s), {}).get(m), v)
