@@ -18,7 +18,7 @@ from sslkit.experiments.runner import expand_grid, load_results, run_grid, run_k
 REPO = Path(__file__).resolve().parents[1]
 GRID = {"method": ["a", "b", "c"], "n": [10, 20]}
 SEEDS = [0, 1]  # 3 x 2 x 2 = 12 runs
-VOLATILE = ("seconds", "finished_at")
+VOLATILE = ("seconds", "finished_at", "torch_threads")  # the thread count is the process's, not the run's
 
 
 def metric_fn(method, n, seed):
