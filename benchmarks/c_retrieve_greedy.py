@@ -32,9 +32,10 @@ import statistics
 import sys
 import time
 
-# see benchmarks/b_gkhr_speed.py: spinning OpenMP workers slow the many small steps down on a busy machine
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
+# OpenMP's wait policy is left at its default (active): on the quiet 2-core machine, OMP_WAIT_POLICY=PASSIVE
+# doubled the greedy's time (5.1 s against 2.4-3.0 s; each of its 5 000 steps is a handful of ~50 us ops,
+# and sleeping workers wake too slowly for them). On a busy machine PASSIVE can be the better choice
+# (benchmarks/b_gkhr_speed.py); set it in the environment to compare.
 import torch  # noqa: E402
 
 from sslkit.coreset import Retrieve, last_layer_gradients  # noqa: E402
@@ -126,7 +127,7 @@ def main(argv=None) -> int:
     dev = resolve_device(args.device)
     print(
         f"hardware: {hardware_summary(dev)}; torch threads {torch.get_num_threads()}; "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}; load average {os.getloadavg()[0]:.1f}"
     )
     lin, G, h_l, y = make_inputs(args.n, args.n_labeled, args.dim)
     print(

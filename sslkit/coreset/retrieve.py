@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
 import torch
 
 from sslkit._checks import check_count, check_seed
@@ -87,6 +88,11 @@ class _LabeledSide:
         self.y, self.yf, self.H = y, y.to(Z.dtype), H
         self.HT = None if H is None else H.T.contiguous()
         self.ones = torch.ones(self.n, dtype=Z.dtype, device=Z.device)
+        # grad L_S is written into one buffer (bias part, then the weight part as a C x D view): the greedy
+        # computes it once per pick, and a fresh ~C (1 + D) vector plus a concatenation per pick cost more
+        # than the arithmetic on the 2-core CPU. Callers use it before the next ``gradient``.
+        d = self.C if H is None else self.C * (1 + H.shape[1])
+        self._grad = torch.empty(d, dtype=Z.dtype, device=Z.device)
 
     def step(self, vector: torch.Tensor, scale: float) -> None:
         """``Z <- Z - scale (Db + H DW^T)`` for a last-layer step ``vector = [Db | DW flattened]``.
@@ -115,10 +121,13 @@ class _LabeledSide:
             RT = P.mul_(self.C).sub_(1.0).mul_(self.yf)
         else:  # d/dz CE = p - onehot(y)
             RT = P.sub_(self.YT)
-        bias = RT.mean(dim=1)
-        if self.H is None:
-            return bias
-        return torch.cat([bias, (RT @ self.H).view(-1).div_(self.n)])
+        out = self._grad
+        torch.mean(RT, dim=1, out=out[: self.C])
+        if self.H is not None:
+            weight = out[self.C :].view(self.C, -1)
+            torch.mm(RT, self.H, out=weight)
+            weight.div_(self.n)
+        return out
 
     def loss(self) -> float:
         return float(torch.nn.functional.cross_entropy(self.ZT.T, self.y))
@@ -252,20 +261,24 @@ class Retrieve:
         s = stochastic_candidates(N, k, self.epsilon, cords_compatible=self.cords_compatible)
         self.n_candidates_ = s
         gen = torch.Generator().manual_seed(self.seed)
-        remaining = torch.arange(N)  # unselected points in positions [0, r): swap-remove
-        indices = torch.empty(k, dtype=torch.long)
-        gains = torch.empty(k, dtype=G.dtype)
+        # the bookkeeping is plain integers (numpy): per pick it is a few element reads and writes, which as
+        # torch ops would cost more than the gains themselves
+        remaining = np.arange(N)  # unselected points in positions [0, r): swap-remove
+        indices = np.empty(k, dtype=np.int64)
+        best = torch.empty(k, dtype=G.dtype, device=G.device)
+        on_cpu = G.device.type == "cpu"
         for t in range(k):
             r = N - t
-            pos = _distinct_positions(r, min(s, r), gen)
-            cand = remaining[pos]
-            g = torch.index_select(G, 0, cand.to(G.device)) @ self._outer_gradient(side, t)
+            pos = _distinct_positions(r, min(s, r), gen).numpy()
+            cand = torch.from_numpy(remaining[pos])
+            g = torch.index_select(G, 0, cand if on_cpu else cand.to(G.device)) @ self._outer_gradient(side, t)
             b = int(torch.argmax(g))
             e = int(cand[b])
-            indices[t], gains[t] = e, g[b] * factor
+            indices[t] = e
+            best[t] = g[b]
             remaining[pos[b]] = remaining[r - 1]
             side.step(G[e], scale)
-        return indices, gains
+        return torch.from_numpy(indices), (best * factor).cpu()
 
     def _by_rounds(self, G, side, scale, factor, sizes):
         self.n_candidates_ = None
