@@ -63,6 +63,7 @@ __all__ = [
     "variant_rows",
     "extended_grid",
     "extended_rows",
+    "train_with_curve",
 ]
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
@@ -264,6 +265,31 @@ def run_schedule(
     return {"epochs": warm_epochs + subset_epochs, "warm_epochs": warm_epochs, "k": k, "total_steps": steps}
 
 
+def train_with_curve(model, algorithm, task: dict, *, hooks=(), **trainer_options):
+    """Fit ``Trainer(model, algorithm, **trainer_options)`` on ``task`` (``X_l, y_l, X_u``) with ``hooks``,
+    recording after every epoch one ``[seconds, test_acc, cpu_seconds]`` point on ``X_test, y_test``:
+    training + selection wall-clock, accuracy in %, and the process CPU time since the first epoch began
+    with the evaluations left out. Returns ``(trainer, curve)``; paper C's traditional and robust runs
+    (:mod:`~sslkit.experiments.paper_c_robust`) both train through it."""
+    curve, eval_cpu, start = [], [0.0], [None]
+
+    def record_curve(tr):
+        c0 = time.process_time()
+        spent = tr.timings_["train"] + tr.timings_.get("hook:coreset", 0.0)
+        acc = round(100.0 * tr.score(task["X_test"], task["y_test"]), 4)
+        cpu = time.process_time() - start[0] - eval_cpu[0]
+        eval_cpu[0] += time.process_time() - c0
+        curve.append([round(spent, 4), acc, round(cpu, 4)])
+
+    def start_clock(tr):
+        start[0] = time.process_time()
+
+    hooks = [Hook(start_clock, every=None, when="before", name="cpu_clock"), *hooks, Hook(record_curve, name="curve")]
+    tr = Trainer(model, algorithm, hooks=hooks, progress=False, num_classes=task["num_classes"], **trainer_options)
+    tr.fit(task["X_l"], task["y_l"], task["X_u"])
+    return tr, curve
+
+
 def tradeoff_run(
     *, protocol, algorithm, method, fraction, seed, warm=True, extend=1.0, device="auto", task=None, **selection_options
 ) -> dict:
@@ -295,26 +321,12 @@ def tradeoff_run(
             **selection_options,
         )
         hooks += selector.hooks()
-    curve, eval_cpu, start = [], [0.0], [None]
-
-    def record_curve(tr):
-        c0 = time.process_time()
-        spent = tr.timings_["train"] + tr.timings_.get("hook:coreset", 0.0)
-        acc = round(100.0 * tr.score(task["X_test"], task["y_test"]), 4)
-        cpu = time.process_time() - start[0] - eval_cpu[0]
-        eval_cpu[0] += time.process_time() - c0
-        curve.append([round(spent, 4), acc, round(cpu, 4)])
-
-    def start_clock(tr):
-        start[0] = time.process_time()
-
-    hooks.insert(0, Hook(start_clock, every=None, when="before", name="cpu_clock"))
-    hooks.append(Hook(record_curve, name="curve"))
-    opt = {key: p[key] for key in _SGD}
     mt = algorithm == "mean_teacher"
-    tr = Trainer(
+    tr, curve = train_with_curve(
         make_model(protocol, task, seed),
         make_algorithm(algorithm, protocol, task),
+        task,
+        hooks=hooks,
         epochs=sched["epochs"],
         iterations_per_epoch="unlabeled",
         batch_size=p["batch_size"],
@@ -322,15 +334,11 @@ def tradeoff_run(
         total_steps=sched["total_steps"],
         ema_decay=0.95 if mt else None,
         ema_warmup=mt,
-        hooks=hooks,
         seed=seed,
         device=device,
-        progress=False,
-        num_classes=task["num_classes"],
         decay_norm_and_bias=p["model"] != "wrn28_2",
-        **opt,
+        **{key: p[key] for key in _SGD},
     )
-    tr.fit(task["X_l"], task["y_l"], task["X_u"])
     sel = tr.timings_.get("hook:coreset", 0.0)
     sel_cpu = 0.0 if selector is None else sum(x["cpu_seconds"] for x in selector.selections_)
     return {
@@ -376,6 +384,15 @@ def tradeoff_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS, metho
 _MAIN_KEYS = {"protocol", "algorithm", "method", "fraction"}
 
 
+def _full_by_seed(records) -> dict:
+    """``(protocol, algorithm, seed) -> metrics`` of the main grid's Full runs in ``records``."""
+    return {
+        (r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
+        for r in records
+        if set(r["config"]) == _MAIN_KEYS and r["config"]["method"] == "full"
+    }
+
+
 def tradeoff_rows(records, clock: str = "seconds") -> list[dict]:
     """One row per (algorithm, method, fraction, seed) with the speed-up and the accuracy degradation
     relative to the Full run of the same algorithm and seed, plus Full-EarlyStop rows read off that Full
@@ -386,11 +403,7 @@ def tradeoff_rows(records, clock: str = "seconds") -> list[dict]:
         raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
     sel_key = "selection_seconds" if clock == "seconds" else "selection_cpu_seconds"
     recs = [r for r in records if set(r["config"]) == _MAIN_KEYS]  # the main grid, not its variants
-    full = {
-        (r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
-        for r in recs
-        if r["config"]["method"] == "full"
-    }
+    full = _full_by_seed(recs)
     rows = []
     for r in recs:
         c, m = r["config"], r["metrics"]
@@ -475,11 +488,7 @@ def variant_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS) -> lis
 def variant_rows(records, clock: str = "cpu_seconds") -> list[dict]:
     """One row per (algorithm, fraction, seed, variant) -- "default" included -- with accuracy, time and the
     Full run's accuracy and time for the same seed (None when it is missing)."""
-    full = {
-        (r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
-        for r in records
-        if set(r["config"]) == _MAIN_KEYS and r["config"]["method"] == "full"
-    }
+    full = _full_by_seed(records)
     rows = []
     for r in records:
         c, m = r["config"], r["metrics"]
@@ -527,11 +536,7 @@ def extended_rows(records, clock: str = "cpu_seconds") -> list[dict]:
     if clock not in ("seconds", "cpu_seconds"):
         raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
     col = {"seconds": 0, "cpu_seconds": 2}[clock]
-    full = {
-        (r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
-        for r in records
-        if set(r["config"]) == _MAIN_KEYS and r["config"]["method"] == "full"
-    }
+    full = _full_by_seed(records)
     rows = []
     for r in records:
         c, m = r["config"], r["metrics"]

@@ -34,12 +34,11 @@ Protocols (:data:`PROTOCOLS`):
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import torch
 
-from sslkit.algorithms import DS3L, L2RW, VAT, CrustMixup, Hook, Supervised
+from sslkit.algorithms import DS3L, L2RW, VAT, CrustMixup, Supervised
 from sslkit.callbacks import CoresetSelection, warm_start_epochs
 from sslkit.data import (
     IMBALANCE_PRESETS,
@@ -52,8 +51,8 @@ from sslkit.data import (
     ood_split,
     standardize,
 )
-from sslkit.engine import Trainer
 from sslkit.experiments import paper_numbers
+from sslkit.experiments.paper_c import train_with_curve
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
 __all__ = [
@@ -76,6 +75,8 @@ CORESET_METHODS = ("crust", "retrieve", "random", "retrieve_warm")
 FRACTIONS = (0.1, 0.5)
 
 _SGD = {"optimizer": "sgd", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4, "schedule": "cosine"}
+#: the schedule and model the two quick protocols share (digits, an MLP, 20 epochs, a selection every 4)
+_QUICK = {"model": "mlp", "epochs": 20, "every": 4, "kappa": 0.5, "batch_size": 50, "vat_eps": 1.0, **_SGD}
 PROTOCOLS = {
     "quick": {
         "dataset": "digits",
@@ -84,26 +85,14 @@ PROTOCOLS = {
             id_classes=(0, 1, 2, 3, 4, 5), ood_classes=(6, 7, 8, 9), n_labeled_per_class=10, n_unlabeled=800, n_val=300
         ),
         "ratios": PAPER_C_OOD_RATIOS,
-        "model": "mlp",
-        "epochs": 20,
-        "every": 4,
-        "kappa": 0.5,
-        "batch_size": 50,
-        "vat_eps": 1.0,
-        **_SGD,
+        **_QUICK,
     },
     "quick_imbalance": {
         "dataset": "digits",
         "scenario": "imbalance",
         "split": dict(imbalanced_classes=(0, 1, 2, 3, 4), n_labeled=100, n_unlabeled=600, n_val=300),
         "ratios": PAPER_C_IMBALANCE_RATIOS,
-        "model": "mlp",
-        "epochs": 20,
-        "every": 4,
-        "kappa": 0.5,
-        "batch_size": 50,
-        "vat_eps": 1.0,
-        **_SGD,
+        **_QUICK,
     },
     "cpu": {
         "dataset": "mnist",
@@ -312,39 +301,22 @@ def robust_run(*, protocol, method, ratio, seed, fraction=None, device="auto", t
         strategy = "retrieve" if method == "retrieve_warm" else method
         selector = CoresetSelection(strategy, k, every=p["every"], warm_epochs=warm, batch_size=B, seed=seed)
         hooks += selector.hooks()
-    curve, eval_cpu, start = [], [0.0], [None]
-
-    def record_curve(tr):
-        c0 = time.process_time()
-        spent = tr.timings_["train"] + tr.timings_.get("hook:coreset", 0.0)
-        acc = round(100.0 * tr.score(task["X_test"], task["y_test"]), 4)
-        cpu = time.process_time() - start[0] - eval_cpu[0]
-        eval_cpu[0] += time.process_time() - c0
-        curve.append([round(spent, 4), acc, round(cpu, 4)])
-
-    def start_clock(tr):
-        start[0] = time.process_time()
-
-    hooks.insert(0, Hook(start_clock, every=None, when="before", name="cpu_clock"))
-    hooks.append(Hook(record_curve, name="curve"))
     algo = _algorithm(method, p)
-    tr = Trainer(
+    tr, curve = train_with_curve(
         _model(p, task, seed),
         algo,
+        task,
+        hooks=hooks,
         epochs=epochs,
         iterations_per_epoch="unlabeled" if algo.uses_unlabeled else math.ceil(n_u / B),
         batch_size=B,
         unlabeled_batch_size=B,
         total_steps=total,
-        hooks=hooks,
         seed=seed,
         device=device,
-        progress=False,
-        num_classes=task["num_classes"],
         decay_norm_and_bias=p["model"] != "wrn28_2",
         **{key: p[key] for key in _SGD},
     )
-    tr.fit(task["X_l"], task["y_l"], task["X_u"])
     sel = tr.timings_.get("hook:coreset", 0.0)
     rounds = [] if selector is None else selector.selections_
     return {
