@@ -6,11 +6,12 @@ papers' numbers (:mod:`.tables`, :mod:`.paper_numbers`), the registry of reprodu
 
 from .hardware import hardware_summary
 from .notebooks import NotebookSpec, get_notebook, notebook_parameters, registry, repo_root, reproduce
-from .runner import expand_grid, load_results, results_path, run_grid, run_key
+from .runner import StaleResultsError, expand_grid, load_results, results_path, run_grid, run_key, versions_note
 from .tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
 
 __all__ = [
     "NotebookSpec",
+    "StaleResultsError",
     "aggregate",
     "comparison_layout",
     "hardware_summary",
@@ -27,4 +28,5 @@ __all__ = [
     "results_path",
     "run_grid",
     "run_key",
+    "versions_note",
 ]

@@ -53,6 +53,12 @@ from sslkit._checks import check_count, check_seed
 from sslkit.experiments.paper_numbers import load as load_paper_numbers
 from sslkit.experiments.paper_numbers import mean_std
 
+#: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
+#: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
+#: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
+#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+PROTOCOL_VERSION = 1
+
 # ------------------------------------------------------------------------------------------------------
 # datasets and settings
 # ------------------------------------------------------------------------------------------------------
@@ -762,7 +768,10 @@ def run_table(
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return run_grid(fn, grid, path, seeds=seeds, scale=scale, progress=progress, hardware=hardware_summary(device))
+        hardware = hardware_summary(device)
+        return run_grid(
+            fn, grid, path, seeds=seeds, scale=scale, progress=progress, hardware=hardware, version=PROTOCOL_VERSION
+        )
 
 
 # --------------------------------------------------------------------------- the supervised baseline page

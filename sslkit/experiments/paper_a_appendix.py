@@ -46,6 +46,12 @@ from sslkit.experiments import paper_a
 from sslkit.experiments.paper_numbers import load as load_paper_numbers
 from sslkit.experiments.paper_numbers import mean_std
 
+#: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
+#: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
+#: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
+#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+PROTOCOL_VERSION = 1
+
 FIXMATCH_THRESHOLDS = (0.8, 0.9, 0.95)
 #: Table 3's binary rows -> Table 1's settings (n_1, n_2).
 TABLE3_BINARY_SETTINGS = {
@@ -436,8 +442,9 @@ def run_tables(tables, seeds, *, datasets=None, scale="paper", device="auto", re
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
+            hardware = hardware_summary(device)
             out += run_grid(
-                fn, grid, path, seeds=seeds, scale=scale, progress=progress, hardware=hardware_summary(device)
+                fn, grid, path, seeds=seeds, scale=scale, progress=progress, hardware=hardware, version=PROTOCOL_VERSION
             )
     return out
 

@@ -26,6 +26,7 @@ from sslkit.experiments.paper_numbers import load as load_paper_numbers
 from sslkit.experiments.paper_numbers import mean_std
 
 __all__ = [
+    "PROTOCOL_VERSION",
     "FIGURE2_N",
     "FIGURE2_M_FRACTIONS",
     "FIGURE2_RUNS",
@@ -47,6 +48,12 @@ __all__ = [
     "table4_proxy_run",
     "table4_ssl_run",
 ]
+
+#: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
+#: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
+#: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
+#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+PROTOCOL_VERSION = 1
 
 # --------------------------------------------------------------------------------------------------
 # Figure 2 (App. D.1): GKHR vs GKH

@@ -26,6 +26,7 @@ from sslkit.experiments.paper_numbers import mean_std
 from sslkit.select.registry import SELECTORS, make_selector
 
 __all__ = [
+    "PROTOCOL_VERSION",
     "TABLE1_SELECTORS",
     "TABLE1_ALGORITHMS",
     "TABLE1_BUDGETS",
@@ -47,6 +48,12 @@ __all__ = [
     "random_init_features",
     "proxy_accuracy",
 ]
+
+#: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
+#: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
+#: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
+#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+PROTOCOL_VERSION = 1
 
 # --------------------------------------------------------------------------------------------------
 # the paper's numbers

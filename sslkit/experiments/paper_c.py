@@ -42,6 +42,7 @@ from sslkit.experiments import paper_numbers
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
 __all__ = [
+    "PROTOCOL_VERSION",
     "PAPER_CLAIMS",
     "PAPER_TABLES",
     "ALGORITHMS",
@@ -65,6 +66,12 @@ __all__ = [
     "extended_rows",
     "train_with_curve",
 ]
+
+#: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
+#: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
+#: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
+#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+PROTOCOL_VERSION = 1
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
 #: the methods that are trained (Full-EarlyStop is derived from the Full run)

@@ -56,6 +56,7 @@ from sslkit.experiments.paper_c import train_with_curve
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
 __all__ = [
+    "PROTOCOL_VERSION",
     "FRACTIONS",
     "METHODS",
     "PAPER_TABLE11",
@@ -66,6 +67,12 @@ __all__ = [
     "robust_rows",
     "robust_run",
 ]
+
+#: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
+#: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
+#: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
+#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+PROTOCOL_VERSION = 1
 
 #: Table 12's rows, then the extra rows of this book: Random coresets (the mechanism's comparison) and
 #: Retrieve-Warm (Table 11)

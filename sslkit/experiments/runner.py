@@ -4,13 +4,25 @@ The results file is JSON Lines: one record per finished run, appended and flushe
 as soon as the run ends. A record is::
 
     {"key", "config", "seed", "scale", "metrics", "seconds", "hardware", "torch_threads",
-     "sslkit_version", "finished_at", "extra"}
+     "sslkit_version", "finished_at", "extra", "protocol_version"}
 
 ``key`` is a stable hash of ``(config, seed, scale)``. On restart, runs whose key is already in the file
-are skipped, so a sweep killed at any moment loses no finished run and repeats none. ``torch_threads``
-is ``torch.get_num_threads()`` when the run started (the intra-op thread count changes the last bits of
-some CPU results, so a replay needs it); records written before it existed lack it
-(:data:`LEGACY_MISSING_FIELDS`). It is not part of the key.
+(with a protocol version, see below: in a record of that version) are skipped, so a sweep killed at any
+moment loses no finished run and repeats none. ``torch_threads`` is ``torch.get_num_threads()`` when the run
+started (the intra-op thread count changes the last bits of some CPU results, so a replay needs it); records
+written before it existed lack it (:data:`LEGACY_MISSING_FIELDS`). It is not part of the key.
+
+Protocol versions (stale results). The key ignores the code, so a record made before a change of the code
+that alters results still matches its run. Each experiments module that makes records declares a
+``PROTOCOL_VERSION`` (a positive integer, bumped when a change alters its runs' results) and passes it as
+``run_grid(..., version=...)``; every new record stores it as ``protocol_version`` (not part of the key, so
+the keys of older records are unchanged). A record without the field counts as version 1
+(:data:`LEGACY_PROTOCOL_VERSION`): the version of every record written before versions existed. With a
+``version``, a stored record of another version is never reused silently: :func:`run_grid` raises
+:class:`StaleResultsError`, or with ``on_stale="rerun"`` reruns those runs and appends records of the new
+version beside the old ones. When a file holds several records of one key, :func:`load_results` (and a
+:func:`run_grid` without ``version``) uses the one of the highest version (among equal versions the first
+in the file); :func:`run_grid` with a ``version`` uses the record of exactly that version.
 
 Rules kept deliberately simple:
 
@@ -70,9 +82,78 @@ RECORD_FIELDS = (
     "sslkit_version",
     "finished_at",
     "extra",
+    "protocol_version",
 )
-#: Fields of :data:`RECORD_FIELDS` that records written before they were introduced lack.
-LEGACY_MISSING_FIELDS = ("torch_threads",)
+#: Fields of :data:`RECORD_FIELDS` that records written before they were introduced lack (``protocol_version``
+#: also lacks from the records of a :func:`run_grid` called without ``version``).
+LEGACY_MISSING_FIELDS = ("torch_threads", "protocol_version")
+#: The protocol version of a record without a ``protocol_version``: every record written before versions
+#: existed (all the committed records when they were introduced) implicitly has version 1.
+LEGACY_PROTOCOL_VERSION = 1
+#: What :func:`run_grid` does with stored records of another protocol version (``on_stale``).
+ON_STALE = ("error", "rerun")
+
+
+class StaleResultsError(ValueError):
+    """Stored records of a grid's runs were made by another protocol version than the code's.
+
+    Attributes: ``path`` (the results file), ``keys`` (the run keys without a record of the current
+    version), ``found`` (the versions of their stored records) and ``version`` (the current one).
+    """
+
+    def __init__(self, path, keys, found, version):
+        self.path, self.keys, self.found, self.version = Path(path), list(keys), sorted(found), version
+        was = ", ".join(str(v) for v in self.found)
+        super().__init__(
+            f"{str(self.path)!r}: {len(self.keys)} run{'s' if len(self.keys) != 1 else ''} of this grid "
+            f"{'have' if len(self.keys) != 1 else 'has'} records of protocol version {was} only (a record without "
+            f"protocol_version counts as {LEGACY_PROTOCOL_VERSION}), but the code is at protocol version {version}, "
+            "so they are not reused. "
+            "Either rerun into a new results file (another results_dir or name), or pass on_stale='rerun' to "
+            f"rerun these runs and append records of version {version} to this file (the newest version then "
+            "wins when it is loaded). If the change of the code does not alter results, do not bump the version."
+        )
+
+
+def check_version(version, what: str = "version"):
+    """``version`` if it is None or a positive integer (a protocol version); TypeError / ValueError otherwise."""
+    if version is None:
+        return None
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise TypeError(f"{what} must be a positive integer (a protocol version) or None, got {version!r}")
+    if version < 1:
+        raise ValueError(f"{what} must be a positive integer (a protocol version), got {version}")
+    return version
+
+
+def record_version(record: Mapping) -> int:
+    """The protocol version of a record: its ``protocol_version``, or :data:`LEGACY_PROTOCOL_VERSION` without one."""
+    version = record.get("protocol_version")
+    if version is None:
+        return LEGACY_PROTOCOL_VERSION
+    return check_version(version, f"record {record.get('key')!r}: protocol_version")
+
+
+def latest_records(records) -> dict:
+    """``{key: record}``: per run key, the record of the highest protocol version (ties: the first one)."""
+    out = {}
+    for rec in records:
+        old = out.get(rec["key"])
+        if old is None or record_version(rec) > record_version(old):
+            out[rec["key"]] = rec
+    return out
+
+
+def versions_note(records) -> str:
+    """Which protocol versions ``records`` come from, for a page: ``"records: protocol version 1 (93 runs)"``."""
+    counts: dict = {}
+    for rec in records:
+        v = record_version(rec)
+        counts[v] = counts.get(v, 0) + 1
+    if not counts:
+        return "records: none"
+    parts = [f"{v} ({n} run{'s' if n != 1 else ''})" for v, n in sorted(counts.items())]
+    return f"records: protocol version{'s' if len(parts) > 1 else ''} " + ", ".join(parts)
 
 
 def _to_json_value(obj):
@@ -233,6 +314,10 @@ def _parse_lines(data: bytes, path, *, warn: bool = True) -> tuple[list[dict], i
             raise ValueError(f"{path}: line {i + 1} is {why}; the file is corrupt") from exc
         if not isinstance(rec, dict) or "key" not in rec:
             raise ValueError(f"{path}: line {i + 1} is not a run record (a JSON object with a 'key')")
+        try:
+            record_version(rec)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: line {i + 1}: {exc}") from None
         records.append(rec)
     return records, broken_at
 
@@ -247,8 +332,12 @@ def _read_bytes(path: Path) -> bytes:
         raise OSError(f"cannot read the results file {str(path)!r}: {exc.strerror or exc}") from exc
 
 
-def load_results(path) -> list[dict]:
-    """Read every record of a JSONL results file, in file order.
+def load_results(path, *, all_versions: bool = False) -> list[dict]:
+    """Read the records of a JSONL results file, in file order.
+
+    One record per run key: where the file holds several (a run rerun at a new protocol version,
+    ``run_grid(..., on_stale="rerun")``), the one of the highest ``protocol_version`` (a record without it
+    counts as version 1; among equal versions the first). ``all_versions=True``: every record of the file.
 
     A truncated last line (a run killed while its record was being written; also a last line that is not
     UTF-8 text) is ignored with a ``RuntimeWarning``; an unreadable line anywhere else raises ``ValueError``
@@ -259,7 +348,10 @@ def load_results(path) -> list[dict]:
     if not path.exists():
         raise FileNotFoundError(f"results file {str(path)!r} does not exist")
     records, _ = _parse_lines(_read_bytes(path), path)
-    return records
+    if all_versions:
+        return records
+    latest = latest_records(records)
+    return [rec for rec in records if latest[rec["key"]] is rec]
 
 
 def _load_and_repair(path: Path) -> list[dict]:
@@ -344,8 +436,8 @@ class _Run:
     measured in the process that runs ``fn`` -- a Ray or Slurm worker, or this one.
     """
 
-    def __init__(self, fn, scale, hardware, extra):
-        self.fn, self.scale, self.hardware, self.extra = fn, scale, hardware, extra
+    def __init__(self, fn, scale, hardware, extra, version=None):
+        self.fn, self.scale, self.hardware, self.extra, self.version = fn, scale, hardware, extra, version
 
     def __call__(self, config, seed, key) -> dict:
         """Run ``fn(**config, seed=seed)`` and return its record (strict JSON values: NaN metrics as None).
@@ -376,6 +468,8 @@ class _Run:
             "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "extra": self.extra,
         }
+        if self.version is not None:
+            record["protocol_version"] = self.version
         return json.loads(_record_line(record))
 
 
@@ -385,7 +479,18 @@ def _record_line(record: dict) -> str:
 
 
 def run_grid(
-    fn, grid, results_path, *, seeds, scale="quick", progress=True, extra=None, hardware=None, executor="local"
+    fn,
+    grid,
+    results_path,
+    *,
+    seeds,
+    scale="quick",
+    progress=True,
+    extra=None,
+    hardware=None,
+    executor="local",
+    version=None,
+    on_stale="error",
 ) -> list[dict]:
     """Run ``fn(**config, seed=seed)`` for every config of ``grid`` and every seed; return the records.
 
@@ -416,6 +521,15 @@ def run_grid(
         of one run, e.g. ``{"name": "ray", "num_gpus": 1}``; see :mod:`sslkit.experiments.executors`.
         The records and keys do not depend on it, so any executor can resume a sweep. Whatever the
         executor, this process (the driver) is the only writer of ``results_path`` and holds its lock.
+    version : int, optional
+        The protocol version of ``fn`` (its module's ``PROTOCOL_VERSION``), stored in each new record as
+        ``protocol_version``; not part of the key. Only records of this version are reused; a record without
+        the field counts as version 1. None: no version is stored, and any record of the key is reused (the
+        one of the highest version).
+    on_stale : {"error", "rerun"}
+        What to do when runs of the grid have stored records of other versions only: ``"error"`` raises
+        :class:`StaleResultsError` before anything runs; ``"rerun"`` reruns them and appends records of
+        ``version`` (the old ones stay in the file; :func:`load_results` then returns the newest).
 
     Returns
     -------
@@ -425,6 +539,9 @@ def run_grid(
 
     Raises
     ------
+    StaleResultsError
+        With ``version`` and ``on_stale="error"``: runs of this grid have records of other protocol versions
+        only (a ``ValueError``; the message names the file, the versions and the ways out).
     OSError
         ``results_path`` is a directory (``IsADirectoryError``), or cannot be read or written (the message
         names it).
@@ -445,6 +562,11 @@ def run_grid(
     extra = {} if extra is None else _check_json_dict(extra, "extra")
     if hardware is not None and not isinstance(hardware, str):
         raise TypeError(f"hardware must be a string, got {type(hardware).__name__}")
+    version = check_version(version)
+    if on_stale not in ON_STALE:
+        raise ValueError(f"on_stale must be one of {ON_STALE}, got {on_stale!r}")
+    if on_stale == "rerun" and version is None:
+        raise ValueError("on_stale='rerun' needs a version: the protocol version that the rerun records get")
     from . import executors as ex
 
     name, options = ex.parse_executor(executor)
@@ -457,33 +579,53 @@ def run_grid(
         raise ValueError("grid contains the same config twice")
 
     if path.exists():  # nothing left to run: read only (no lock, no write access needed)
-        done = {}
-        for rec in _parse_lines(_read_bytes(path), path, warn=False)[0]:
-            done.setdefault(rec["key"], rec)
+        done = _reusable(_parse_lines(_read_bytes(path), path, warn=False)[0], keys, version, on_stale, path)
         # a part file of this grid left by a killed Slurm driver is cleaned up under the lock below
         leftover = parts.is_dir() and not {p.stem for p in parts.glob("*.json")}.isdisjoint(keys)
         if all(k in done for k in keys) and not leftover:
             return [done[k] for k in keys]
     with _locked(path) as fh:  # read again under the lock: another sweep may have finished runs meanwhile
-        done = {}
-        for rec in _load_and_repair(path):
-            done.setdefault(rec["key"], rec)
+        records = _load_and_repair(path)
+        stored = {(rec["key"], record_version(rec)) for rec in records}
         for part, rec in ex.read_parts(parts):  # records of Slurm jobs whose driver was killed
-            if rec["key"] not in done:
+            if (rec["key"], record_version(rec)) not in stored:
                 if isinstance(rec.get("metrics"), Mapping):  # a part written before NaN was stored as null
                     rec = {**rec, "metrics": stored_metrics(rec["metrics"])}
                 line = _record_line(rec)
                 _append(fh, line)
-                done[rec["key"]] = json.loads(line)
+                records.append(json.loads(line))
+                stored.add((rec["key"], record_version(rec)))
             part.unlink()
+        done = _reusable(records, keys, version, on_stale, path)
         todo = [job for job in jobs if job[2] not in done]
-        failures = _run_jobs(fn, todo, len(jobs), done, fh, path, scale, hardware, extra, progress, name, options)
+        failures = _run_jobs(
+            fn, todo, len(jobs), done, fh, path, scale, hardware, extra, progress, name, options, version
+        )
     if failures:
         raise ex.RunsFailed(failures, len(todo)) from failures[0][3]
     return [done[k] for k in keys]
 
 
-def _run_jobs(fn, todo, total, done, fh, path, scale, hardware, extra, progress, name, options) -> list:
+def _reusable(records, keys, version, on_stale, path) -> dict:
+    """``{key: record}`` of the stored ``records`` that :func:`run_grid` reuses: without a ``version`` the newest
+    of each key (:func:`latest_records`), with one the first record of exactly that version. With
+    ``on_stale="error"``, :class:`StaleResultsError` when a key of ``keys`` has records of other versions only."""
+    if version is None:
+        return latest_records(records)
+    done, other = {}, {}
+    for rec in records:
+        v = record_version(rec)
+        if v == version:
+            done.setdefault(rec["key"], rec)
+        else:
+            other.setdefault(rec["key"], set()).add(v)
+    stale = [k for k in keys if k in other and k not in done]
+    if stale and on_stale == "error":
+        raise StaleResultsError(path, stale, set().union(*(other[k] for k in stale)), version)
+    return done
+
+
+def _run_jobs(fn, todo, total, done, fh, path, scale, hardware, extra, progress, name, options, version) -> list:
     """Run the ``(config, seed, key)`` jobs of ``todo`` with executor ``name``, appending one record each to
     ``fh`` (the locked results file) and ``done``. Returns the failures ``(config, seed, key, exception)``
     of the ray and slurm executors; with the local one the first exception propagates at once."""
@@ -494,7 +636,7 @@ def _run_jobs(fn, todo, total, done, fh, path, scale, hardware, extra, progress,
         return []
     if hardware is None and name == "local":
         hardware = hardware_summary()  # measured once here; other executors measure it on each worker
-    run_one = _Run(fn, scale, hardware, extra)
+    run_one = _Run(fn, scale, hardware, extra, version)
     if name == "local":
         results = ((job, run_one(*job), None) for job in todo)  # an exception propagates at once
     elif name == "ray":

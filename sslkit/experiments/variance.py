@@ -48,6 +48,7 @@ from sslkit.risk.monte_carlo import (  # the samplers and trials live beside the
 )
 
 __all__ = [
+    "PROTOCOL_VERSION",
     "PoolSampler",
     "LinearGaussianSampler",
     "Population",
@@ -78,6 +79,12 @@ __all__ = [
     "APPENDIX_B_N_UNLABELED",
     "APPENDIX_B_PRIORS",
 ]
+
+#: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
+#: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
+#: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
+#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+PROTOCOL_VERSION = 1
 
 
 _DTYPE = torch.float64
