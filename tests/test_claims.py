@@ -365,3 +365,44 @@ def test_scorecard_renders_without_an_index_and_links_the_pages(tmp_path):
     page = S.to_html(card)
     assert page.count("<tr") == len(card) + 1 and '<a href="../notebooks/a_table1.html">' in page
     assert "<th></th>" not in page  # no index column
+
+
+def test_every_groups_entry_names_an_item():
+    """A GROUPS key that no target names is silently ignored (its item falls back to one default group)."""
+    items = {(t.paper, t.item) for t in S.targets()}
+    assert not [key for key in S.GROUPS if key not in items]
+
+
+def test_paper_a_theorems_are_derived_and_plotted_not_quick_scale():
+    assert _committed("A", "Theorems 1-9") == {"": S.DERIVED}
+    assert _committed("A", "Theorem 10") == {"": S.PLOTTED}
+
+
+def test_overview_rows_follow_the_book_and_drop_empty_columns(tmp_path):
+    card = S.scorecard(root=tmp_path, claims=C.ledger(root=tmp_path))
+    mine = S.paper_card(card, "A")
+    assert set(mine["paper"]) == {"A"} and len(mine) == (card["paper"] == "A").sum()
+    order = S.toc_order()
+    ranks = [order.index(nb) if nb in order else len(order) for nb in mine["notebook"]]
+    assert ranks == sorted(ranks)  # in the order of _toc.yml
+    theory = list(mine.loc[mine["notebook"] == "notebooks/a_theory.md", "item"])
+    assert theory == ["Theorems 1-9", "Theorem 10"]  # a notebook's items in its front matter's order
+    summary, page = S.overview("A", card=card, claims=C.ledger(root=tmp_path))
+    assert summary.startswith(f"{len(mine)} row groups (")
+    assert "<th>paper</th>" not in page and "<th>status</th>" in page and "<th></th>" not in page
+    assert "<th>cells</th>" not in page  # no record here, so no cell counts in any row
+    assert page.count("<tr") == len(mine) + 1
+
+
+def test_paper_summary_counts_row_groups_and_verdicts():
+    card = S.pd.DataFrame(
+        {
+            "paper": ["A", "A", "A", "B"],
+            "status": ["paper protocol (3 seeds)", "paper protocol (2 seeds)", S.QUICK, S.NOT_RUN],
+        }
+    )
+    claims = S.pd.DataFrame({"paper": ["A", "A", "A", "B"], "verdict": [C.FAILS, C.HOLDS, C.HOLDS, C.OPEN]})
+    assert S.paper_summary(card, claims, "A") == (
+        "3 row groups (2 paper protocol, 1 quick scale only) and 3 claims (2 holds, 1 does not hold)"
+    )
+    assert S.paper_summary(card, claims, "B") == "1 row group (1 not run) and 1 claim (1 not resolved)"

@@ -173,10 +173,8 @@ _A_NN = "a_ablations/paper"
 
 #: (paper, item) -> its row groups; items not listed are one group reading ``<notebook stem>/paper`` and ``/cpu``.
 GROUPS = {
-    ("A", "Theorems 1-10"): (
-        Group("Theorems 1-9", status=DERIVED),
-        Group("Theorem 10", status=PLOTTED, note="the bound's three terms are plotted against n, not checked"),
-    ),
+    ("A", "Theorems 1-9"): (Group("", status=DERIVED),),
+    ("A", "Theorem 10"): (Group("", status=PLOTTED),),
     ("A", "Table 1"): (
         Group("tabular", ("a_table1/paper",), {"dataset": _TABULAR_1}, cells=_a_table_cells(1, _TABULAR_1)),
         Group("MNIST 4v9", ("a_table1/paper",), {"dataset": ("mnist_4v9",)}, cells=_a_table_cells(1, ("mnist_4v9",))),
@@ -362,7 +360,7 @@ def status(target: Target, group: Group, root: Path) -> tuple[str, dict, dict]:
 def scorecard(root: str | Path | None = None, claims=None) -> pd.DataFrame:
     """One row per row group of every item: paper, item, group, what, status, the paper's rows we ran, the cell
     counts, the claims that hold / do not hold (:func:`sslkit.experiments.claims.ledger`, or ``claims``: a ledger
-    to use), the notebook and a note."""
+    to use), the notebook and a note (the group's; for an item of one group, the item's when the group has none)."""
     from .claims import ledger
 
     root = Path(root) if root is not None else repo_root()
@@ -370,7 +368,8 @@ def scorecard(root: str | Path | None = None, claims=None) -> pd.DataFrame:
     rows = []
     for t in targets():
         spec = next((s for s in registry() if s.name == t.notebook), None)
-        for g in groups_of(t):
+        groups = groups_of(t)
+        for g in groups:
             st, _, counts = status(t, g, root)
             mine = claims[(claims["paper"] == t.paper) & (claims["item"] == t.item) & (claims["group"] == g.group)]
             rows.append(
@@ -387,7 +386,7 @@ def scorecard(root: str | Path | None = None, claims=None) -> pd.DataFrame:
                     "claims hold": int((mine["verdict"] == "holds").sum()),
                     "claims fail": int((mine["verdict"] == "does not hold").sum()),
                     "notebook": spec.path if spec else "",
-                    "note": g.note if (t.paper, t.item) in GROUPS else t.note,
+                    "note": g.note or (t.note if len(groups) == 1 else ""),
                 }
             )
     return pd.DataFrame(rows)
@@ -399,9 +398,14 @@ def status_counts(card: pd.DataFrame) -> dict:
     return {p: base[card["paper"] == p].value_counts().to_dict() for p in sorted(card["paper"].unique())}
 
 
-def to_html(card: pd.DataFrame) -> str:
+#: the columns of :func:`to_html`, in order
+COLUMNS = ("paper", "item", "status", "rows run", "cells", "≤ 2σ", "≠ at 2 SE", "claims ✓ / ✗", "note")
+
+
+def to_html(card: pd.DataFrame, columns=COLUMNS, drop_empty: bool = False) -> str:
     """The scorecard as an HTML table for a book page one folder below the root: no index, the item linked to its
-    notebook's page, the counts in narrow columns, the group under the item."""
+    notebook's page, the counts in narrow columns, the group under the item. ``columns``: which of
+    :data:`COLUMNS` to show; ``drop_empty``: leave out the columns that are empty in every row of ``card``."""
     import html
 
     def link(r):
@@ -422,5 +426,60 @@ def to_html(card: pd.DataFrame) -> str:
             "claims ✓ / ✗": [f"{a} / {b}" if a or b else "" for a, b in zip(card["claims hold"], card["claims fail"])],
             "note": card["note"].map(html.escape),
         }
-    )
+    )[list(columns)]
+    if drop_empty:
+        shown = shown[[c for c in shown.columns if (shown[c].astype(str) != "").any()]]
     return shown.to_html(index=False, escape=False, border=0, classes="table scorecard")
+
+
+def toc_order(root: str | Path | None = None) -> list[str]:
+    """The files of ``_toc.yml`` (``notebooks/a_table1.md``, ...), in the book's order; ``[]`` without one."""
+    import yaml
+
+    toc = (Path(root) if root is not None else repo_root()) / "_toc.yml"
+    if not toc.exists():
+        return []
+    chapters = [c for part in yaml.safe_load(toc.read_text()).get("parts", []) for c in part.get("chapters", [])]
+    return [c["file"] + ".md" for c in chapters if "file" in c]
+
+
+def paper_card(card: pd.DataFrame, paper: str, root: str | Path | None = None) -> pd.DataFrame:
+    """The rows of ``paper`` in a :func:`scorecard` table, ordered as the book orders their notebooks
+    (:func:`toc_order`; items no notebook reproduces last), a notebook's items as its front matter lists them."""
+    order = {f: i for i, f in enumerate(toc_order(root))}
+    listed = {(spec.path, t["item"]): i for spec in registry() for i, t in enumerate(spec.targets)}
+    mine = card[card["paper"] == paper]
+    rank = [(order.get(nb, len(order)), listed.get((nb, it), 0)) for nb, it in zip(mine["notebook"], mine["item"])]
+    return mine.assign(_rank=rank).sort_values("_rank", kind="stable").drop(columns="_rank")
+
+
+def paper_summary(card: pd.DataFrame, claims: pd.DataFrame, paper: str) -> str:
+    """One sentence of counts for ``paper``: its row groups by status (:func:`status_counts`) and its claims by
+    verdict (:func:`sslkit.experiments.claims.ledger`), e.g. ``"24 row groups (10 paper protocol, ...) and 17
+    claims (8 holds, 4 does not hold, ...)"``."""
+    from .claims import VERDICTS
+
+    groups = status_counts(card).get(paper, {})
+    shown = [s for s in STATUSES if s in groups] + [s for s in groups if s not in STATUSES]
+    verdicts = claims.loc[claims["paper"] == paper, "verdict"].value_counts().to_dict()
+    named = [v for v in VERDICTS if verdicts.get(v)] + [v for v in verdicts if v not in VERDICTS]
+
+    def listed(counts, keys):
+        return ", ".join(f"{counts[k]} {k}" for k in keys)
+
+    n_groups, n_claims = sum(groups.values()), sum(verdicts.values())
+    text = f"{n_groups} row group{'s' if n_groups != 1 else ''} ({listed(groups, shown)})"
+    return text + f" and {n_claims} claim{'s' if n_claims != 1 else ''} ({listed(verdicts, named)})"
+
+
+def overview(paper: str, card: pd.DataFrame | None = None, claims: pd.DataFrame | None = None) -> tuple[str, str]:
+    """What an overview page (``book/paper_a.md`` ...) shows of ``paper``: the sentence of :func:`paper_summary`
+    and the HTML table of its rows (:func:`paper_card`; :func:`to_html` without the paper column and without the
+    columns that are empty in every row). ``card`` / ``claims``: a :func:`scorecard` table and a ledger to use
+    (default: both computed from the committed records)."""
+    from .claims import ledger
+
+    claims = ledger() if claims is None else claims
+    card = scorecard(claims=claims) if card is None else card
+    table = to_html(paper_card(card, paper), columns=[c for c in COLUMNS if c != "paper"], drop_empty=True)
+    return paper_summary(card, claims, paper), table
