@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sslkit.experiments import claims as C
+from sslkit.experiments import load_results
 from sslkit.experiments import scorecard as S
 from sslkit.experiments.notebooks import repo_root
 
@@ -335,10 +336,20 @@ def _committed(paper, item):
     return {g.group: S.status(target, g, repo_root())[0] for g in S.groups_of(target)}
 
 
+def _paper_records(name, **match):
+    path = repo_root() / "notebooks" / "results" / name / "paper.jsonl"
+    recs = load_results(path) if path.exists() else []
+    return [r for r in recs if all(r["config"].get(k) in v for k, v in match.items())]
+
+
 def test_the_issue_examples_get_their_status_on_the_committed_records():
-    assert not any(s.startswith(S.PAPER_PROTOCOL) for s in _committed("A", "Table 4").values())
+    # Table 4 and Table 7's image rows had no paper-protocol record when the issue was filed; their runs are
+    # being added in the background, so the status must follow what the committed file holds
+    t4 = _paper_records("a_ablations", experiment={"cov_size"})
+    assert any(s.startswith(S.PAPER_PROTOCOL) for s in _committed("A", "Table 4").values()) == bool(t4)
     nn = _committed("A", "Tables 6-10")
-    assert not nn["Table 7 · binary image"].startswith(S.PAPER_PROTOCOL)
+    t7 = _paper_records("a_ablations", experiment={"nn"}, dataset={"mnist_4v9", "cifar_cvd"})
+    assert nn["Table 7 · binary image"].startswith(S.PAPER_PROTOCOL) == bool(t7)
     ec = _committed("A", "Table 5")
     assert ec["Covertype"] == S.OFFLINE and not ec["MNIST"].startswith(S.PAPER_PROTOCOL)
     assert _committed("B", "Table 4")["CIFAR-10 · accuracy"].startswith(S.STAND_IN)
@@ -355,7 +366,10 @@ def test_every_item_has_a_known_status(paper):
 
 def test_partial_rows_are_named_on_the_committed_records():
     table1 = _committed("A", "Table 1")
-    assert table1["MNIST 4v9"].endswith(", 3 of 4 rows") and table1["CIFAR CvD"] == S.QUICK
+    settings = {r["config"]["setting"] for r in _paper_records("a_table1", dataset={"mnist_4v9"})}
+    assert len(settings) >= 3 and table1["MNIST 4v9"].startswith(S.PAPER_PROTOCOL)
+    assert table1["MNIST 4v9"].endswith(f", {len(settings)} of 4 rows") == (len(settings) < 4)
+    assert table1["CIFAR CvD"] == S.QUICK
     assert _committed("A", "Table 5")["Shuttle, Dry Bean"] == "paper protocol (30 seeds)"
 
 
