@@ -172,6 +172,10 @@ _COVERTYPE = "the Covertype file is not in the offline data folder"
 _A_NN = "a_ablations/paper"
 
 #: (paper, item) -> its row groups; items not listed are one group reading ``<notebook stem>/paper`` and ``/cpu``.
+#: paper C's traditional-SSL algorithms, one CPU stand-in row group each (c_tradeoff's cpu records)
+_C_ALGOS = (("vat", "VAT"), ("mean_teacher", "Mean Teacher"), ("fixmatch", "FixMatch"))
+_C_CPU = "MNIST, the paper's MNIST CNN, 40 epochs, R = 10"
+
 GROUPS = {
     ("A", "Theorems 1-9"): (Group("", status=DERIVED),),
     ("A", "Theorem 10"): (Group("", status=PLOTTED),),
@@ -251,11 +255,17 @@ GROUPS = {
     ("C", "Eq. (5)-(7)"): (Group("", status=DERIVED),),
     ("C", "Theorem 1 / Lemmas 1-3"): (Group("", status=DERIVED),),
     ("C", "Figure 4 (a-e)"): (
-        Group("VAT · MNIST", ("c_tradeoff/cpu",), note="MNIST, the paper's MNIST CNN, 40 epochs, R = 10"),
+        *(
+            Group(f"{name} · MNIST", ("c_tradeoff/cpu",), {"algorithm": (algo,)}, note=_C_CPU)
+            for algo, name in _C_ALGOS
+        ),
         Group("VAT, MT, FixMatch · CIFAR-10", ("c_tradeoff/paper",)),
         Group("SVHN", status=OFFLINE, note="SVHN is not in the offline data folder"),
     ),
-    ("C", "Tables 5-10"): (Group("VAT · MNIST", ("c_tradeoff/cpu",)), Group("CIFAR-10, SVHN", ("c_tradeoff/paper",))),
+    ("C", "Tables 5-10"): (
+        *(Group(f"{name} · MNIST", ("c_tradeoff/cpu",), {"algorithm": (algo,)}) for algo, name in _C_ALGOS),
+        Group("CIFAR-10, SVHN", ("c_tradeoff/paper",)),
+    ),
     ("C", "Figure 4 (f)"): (Group("", ("c_tradeoff/cpu",)),),
     ("C", "Figure 4 (g-h)"): (Group("", ("c_tradeoff/cpu",)),),
     ("C", "Figures 8-9 (App. G.3)"): (Group("", ("c_extended/cpu", "c_extended/paper")),),
