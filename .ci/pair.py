@@ -35,7 +35,10 @@ def main(argv: list[str]) -> int:
             ).execute()
         elif twin.exists():
             old = nbformat.read(twin, as_version=4)
+            meta = dict(nb.metadata)  # the text file's metadata wins; what only execution adds is kept
             nb = jupytext.combine.combine_inputs_with_outputs(nb, old)
+            jt = {**old.metadata.get("jupytext", {}), **meta.pop("jupytext", {})}
+            nb.metadata = nbformat.from_dict({**old.metadata, **meta, "jupytext": jt})
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, twin)
         print(
