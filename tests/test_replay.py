@@ -50,7 +50,7 @@ PICK_BY = {
     "b_table4_proxy/paper": ("alpha",),
     "b_table4_head/paper": (),
     "b_table5/paper": ("part",),
-    "c_tradeoff/cpu": (),  # the cheapest run (a Random coreset run, ~30 s); a Full run takes minutes
+    "c_tradeoff/cpu": ("algorithm",),  # per algorithm its cheapest run (a Random coreset run, ~30 s)
     "c_variants/cpu": (),  # the cheapest Retrieve variant (selection from the model's gradients)
     "c_robust/cpu": (),  # the cheapest robust-SSL run (a 10 % coreset run or Supervised)
     "c_extended/cpu": (),  # the cheapest extended Retrieve run
