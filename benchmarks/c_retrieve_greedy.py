@@ -19,6 +19,9 @@ CORDS takes ~90 s at full size on the 2-core machine; ``--cords-n`` runs it on t
 of the full-size time); the printout says when it did.
 
 Targets: sslkit <= 3 s on 2 CPU cores (<= 0.3 s on a GPU) and >= 20x faster than CORDS in the same run.
+Threads and OpenMP's wait policy move both sides, differently (quiet 2-core machine, 2026-12-01, ``--cords-n
+10000``): ``OMP_NUM_THREADS=1``: 2.44 s, CORDS 50.7 s, 21x (both targets met); 2 threads, default policy:
+2.96 s, 46.2 s, 16x; 2 threads, ``OMP_WAIT_POLICY=PASSIVE``: 6.22 s, 160 s, 26x.
 Usage: ``python benchmarks/c_retrieve_greedy.py [--n 50000] [--k 5000] [--n-labeled 4000] [--dim 128]
 [--repeats 3] [--cords-n N | --no-cords] [--device cpu]``
 """
