@@ -420,3 +420,17 @@ def test_paper_summary_counts_row_groups_and_verdicts():
         "3 row groups (2 paper protocol, 1 quick scale only) and 3 claims (2 holds, 1 does not hold)"
     )
     assert S.paper_summary(card, claims, "B") == "1 row group (1 not run) and 1 claim (1 not resolved)"
+
+
+def test_the_figure4_claims_read_one_algorithm_only():
+    """Each algorithm's Figure 4 claim sees its own runs: other algorithms' records change nothing."""
+    recs = load_results(repo_root() / "notebooks" / "results" / "c_tradeoff" / "cpu.jsonl")
+    for algo in ("vat", "mean_teacher", "fixmatch"):
+        own = [r for r in recs if r["config"]["algorithm"] == algo]
+        if not own:
+            continue
+        for fn in (C.c_beats_random_earlystop, C.c_beats_craig_gradmatch):
+            assert fn(recs, algorithm=algo) == fn(own)
+    if len({r["config"]["algorithm"] for r in recs}) > 1:  # without the filter the rows of all of them are pooled
+        assert C.c_beats_random_earlystop(recs) != C.c_beats_random_earlystop(recs, algorithm="vat")
+    assert {a for a, _, _ in C.C_ALGORITHMS} == {"vat", "mean_teacher", "fixmatch"}

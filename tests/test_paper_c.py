@@ -166,3 +166,28 @@ def test_extended_rows_find_when_the_run_matches_full():
     assert len(rows) == 2
     assert rows[0]["match_speedup"] == pytest.approx(100 / 40) and rows[0]["speedup"] == pytest.approx(100 / 60)
     assert rows[1]["match_speedup"] is None
+
+
+def test_train_with_curve_records_one_point_per_epoch_on_the_test_set_and_leaves_evaluation_out():
+    from sslkit.algorithms import VAT
+    from sslkit.experiments.paper_c import make_model, train_with_curve
+
+    torch.set_num_threads(1)
+    task = build_task("quick", 0)
+    tr, curve = train_with_curve(
+        make_model("quick", task, 0),
+        VAT(1.0),
+        task,
+        epochs=3,
+        iterations_per_epoch=4,
+        batch_size=20,
+        unlabeled_batch_size=20,
+        seed=0,
+        hooks=[],
+    )
+    assert len(curve) == tr.epochs_run_ == 3
+    # the last point's accuracy is the trained model's on the test set, in %, not on another split
+    assert curve[-1][1] == round(100.0 * tr.score(task["X_test"], task["y_test"]), 4)
+    wall, cpu = [p[0] for p in curve], [p[2] for p in curve]
+    assert all(b > a for a, b in zip(wall, wall[1:])) and all(b >= a for a, b in zip(cpu, cpu[1:]))
+    assert wall[-1] == pytest.approx(tr.timings_["train"], abs=1e-3)

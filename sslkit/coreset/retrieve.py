@@ -266,12 +266,11 @@ class Retrieve:
         remaining = np.arange(N)  # unselected points in positions [0, r): swap-remove
         indices = np.empty(k, dtype=np.int64)
         best = torch.empty(k, dtype=G.dtype, device=G.device)
-        on_cpu = G.device.type == "cpu"
         for t in range(k):
             r = N - t
             pos = _distinct_positions(r, min(s, r), gen).numpy()
             cand = torch.from_numpy(remaining[pos])
-            g = torch.index_select(G, 0, cand if on_cpu else cand.to(G.device)) @ self._outer_gradient(side, t)
+            g = torch.index_select(G, 0, cand.to(G.device)) @ self._outer_gradient(side, t)
             b = int(torch.argmax(g))
             e = int(cand[b])
             indices[t] = e

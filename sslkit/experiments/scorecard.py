@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .claims import PAPER_PROTOCOL, STAND_IN, STAND_INS, source_kind
+from .claims import C_ALGORITHMS, PAPER_PROTOCOL, STAND_IN, STAND_INS, source_kind
 from .notebooks import registry, repo_root
 
 QUICK, NOT_RUN, OFFLINE = "quick scale only", "not run", "not runnable offline"
@@ -171,11 +171,9 @@ _TABULAR_2 = ("shuttle", "dry_bean")
 _COVERTYPE = "the Covertype file is not in the offline data folder"
 _A_NN = "a_ablations/paper"
 
-#: (paper, item) -> its row groups; items not listed are one group reading ``<notebook stem>/paper`` and ``/cpu``.
-#: paper C's traditional-SSL algorithms, one CPU stand-in row group each (c_tradeoff's cpu records)
-_C_ALGOS = (("vat", "VAT"), ("mean_teacher", "Mean Teacher"), ("fixmatch", "FixMatch"))
 _C_CPU = "MNIST, the paper's MNIST CNN, 40 epochs, R = 10"
 
+#: (paper, item) -> its row groups; items not listed are one group reading ``<notebook stem>/paper`` and ``/cpu``.
 GROUPS = {
     ("A", "Theorems 1-9"): (Group("", status=DERIVED),),
     ("A", "Theorem 10"): (Group("", status=PLOTTED),),
@@ -257,13 +255,13 @@ GROUPS = {
     ("C", "Figure 4 (a-e)"): (
         *(
             Group(f"{name} · MNIST", ("c_tradeoff/cpu",), {"algorithm": (algo,)}, note=_C_CPU)
-            for algo, name in _C_ALGOS
+            for algo, name, _ in C_ALGORITHMS
         ),
         Group("VAT, MT, FixMatch · CIFAR-10", ("c_tradeoff/paper",)),
         Group("SVHN", status=OFFLINE, note="SVHN is not in the offline data folder"),
     ),
     ("C", "Tables 5-10"): (
-        *(Group(f"{name} · MNIST", ("c_tradeoff/cpu",), {"algorithm": (algo,)}) for algo, name in _C_ALGOS),
+        *(Group(f"{name} · MNIST", ("c_tradeoff/cpu",), {"algorithm": (algo,)}) for algo, name, _ in C_ALGORITHMS),
         Group("CIFAR-10, SVHN", ("c_tradeoff/paper",)),
     ),
     ("C", "Figure 4 (f)"): (Group("", ("c_tradeoff/cpu",)),),
