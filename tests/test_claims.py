@@ -224,6 +224,19 @@ def test_warm_start_variant():
     assert C.c_warm_better(recs)[0] == C.NOT_RUN
 
 
+def test_bayesian_pairs_retrieve_of_its_own_algorithm():
+    """Figure 5: the VAT Bayesian runs meet VAT's Retrieve only; another algorithm's Retrieve runs change nothing."""
+    recs = tradeoff({"retrieve": 88.0})
+    recs += [
+        rec({"protocol": "cpu", "algorithm": "vat", "method": "bayesian", "fraction": 0.1}, s, test_acc=spread(84.0, s))
+        for s in range(3)
+    ]
+    assert C.c_bayesian_worse(recs)[0] == C.HOLDS
+    mt_config = {"protocol": "cpu", "algorithm": "mean_teacher", "method": "retrieve", "fraction": 0.1}
+    mt = [rec(mt_config, s, test_acc=60.0 + s) for s in range(3)]
+    assert C.c_bayesian_worse(recs + mt) == C.c_bayesian_worse(recs)
+
+
 def robust(acc, seconds=None, n=3, fractions=(0.1,)):
     out = []
     for m, a in acc.items():

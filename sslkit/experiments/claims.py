@@ -655,18 +655,23 @@ def c_extended_matches_full(records):
 
 def c_bayesian_worse(records):
     """Figure 5: Retrieve's accuracy above the SSL Bayesian coreset's at every budget and for each reading of its
-    weights (the extra config entries of the Bayesian runs), at two standard errors."""
+    weights (the extra config entries of the Bayesian runs), at two standard errors. Each Bayesian run is paired
+    with the Retrieve runs of its own algorithm (c_tradeoff's records hold several)."""
     main = {"protocol", "algorithm", "method", "fraction"}
     retrieve = _by(
-        records, ("fraction",), "method", "test_acc", where=lambda c: set(c) == main and c["method"] == "retrieve"
+        records,
+        ("algorithm", "fraction"),
+        "method",
+        "test_acc",
+        where=lambda c: set(c) == main and c["method"] == "retrieve",
     )
     bayes: dict = {}
     for r in records:
         c = r["config"]
         if c["method"] == "bayesian":
             reading = ", ".join(f"{k}={v}" for k, v in sorted(c.items()) if k not in main) or "default"
-            bayes.setdefault((c["fraction"], reading), []).append(r["metrics"]["test_acc"])
-    pairs = [(retrieve[(f,)]["retrieve"], v) for (f, _), v in bayes.items() if (f,) in retrieve]
+            bayes.setdefault((c["algorithm"], c["fraction"], reading), []).append(r["metrics"]["test_acc"])
+    pairs = [(retrieve[(a, f)]["retrieve"], v) for (a, f, _), v in bayes.items() if (a, f) in retrieve]
     verdict, counts = _pairs_verdict(pairs)
     return verdict, _counts_text(counts, f"Retrieve against the Bayesian coreset ({len(pairs)} budget x reading)")
 
