@@ -447,3 +447,23 @@ def test_the_figure4_claims_read_one_algorithm_only():
     if len({r["config"]["algorithm"] for r in recs}) > 1:  # without the filter the rows of all of them are pooled
         assert C.c_beats_random_earlystop(recs) != C.c_beats_random_earlystop(recs, algorithm="vat")
     assert {a for a, _, _ in C.C_ALGORITHMS} == {"vat", "mean_teacher", "fixmatch"}
+
+
+def test_chapter_c_stand_in_notes_follow_the_protocol_dicts():
+    """Each chapter-C row group with CPU-scale records names its stand-in, computed from its protocol dict: the
+    trade-off and the robust protocols differ, and a changed value shows up in the note."""
+    from sslkit.experiments.paper_c import PROTOCOLS as TRADEOFF
+    from sslkit.experiments.paper_c_robust import PROTOCOLS as ROBUST
+
+    for t in S.targets():
+        for g in S.groups_of(t) if t.paper == "C" else ():
+            if any(S.source_kind(s) == S.STAND_IN for s in S.matching(g, repo_root())):
+                robust = any(s.startswith("c_robust/") for s in g.sources)
+                assert g.note.endswith(S._C_ROBUST if robust else S._C_CPU), (t.item, g.group, g.note)
+    t, r = TRADEOFF["cpu"], ROBUST["cpu"]
+    assert f"T = {t['epochs']} (paper: " in S._C_CPU and f"R = {t['every']} (paper: " in S._C_CPU
+    assert f"T = {r['epochs']} (the paper states none)" in S._C_ROBUST and f"lr {r['lr']:g}" in S._C_ROBUST
+    assert "ratio 50 % / budget 50 %" in S._C_TABLE11  # the cpu grid's only Retrieve-Warm cell
+    paper = TRADEOFF["paper_cifar10"]
+    assert S._c_stand_in(paper, (paper,)).startswith("changes ; keeps data CIFAR-10")
+    assert S._c_stand_in({**paper, "lr": 0.1}, (paper,)).startswith("changes lr 0.1 (paper: 0.03); keeps")

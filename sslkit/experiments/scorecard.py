@@ -171,7 +171,51 @@ _TABULAR_2 = ("shuttle", "dry_bean")
 _COVERTYPE = "the Covertype file is not in the offline data folder"
 _A_NN = "a_ablations/paper"
 
-_C_CPU = "MNIST, the paper's MNIST CNN, 40 epochs, R = 10"
+_C_NAMES = {"paper_c_cnn": "MNIST CNN", "wrn28_2": "WRN-28-2", "mnist": "MNIST", "cifar10": "CIFAR-10", "svhn": "SVHN"}
+_C_FIELDS = (("dataset", "data "), ("model", "model "), ("lr", "lr "), ("epochs", "T = "), ("every", "R = "))
+
+
+def _c_stand_in(p: dict, papers: tuple, unstated=(), extra: str = "") -> str:
+    """The note of a chapter-C CPU stand-in: what its protocol dict ``p`` changes from the paper's protocols
+    ``papers`` (data, model, lr, epochs T, re-selection interval R) and what it keeps; ``unstated``: keys the
+    paper gives no value for (its protocol dict holds our choice there); ``extra``: kept sizes, said first."""
+
+    def show(v):
+        return _C_NAMES.get(v, v) if isinstance(v, str) else f"{v:g}"
+
+    changed, kept = [], [extra] if extra else []
+    for key, label in _C_FIELDS:
+        theirs = list(dict.fromkeys(q[key] for q in papers))
+        if key in unstated:
+            changed.append(f"{label}{show(p[key])} (the paper states none)")
+        elif p[key] not in theirs:
+            changed.append(f"{label}{show(p[key])} (paper: {', '.join(show(v) for v in theirs)})")
+        else:
+            kept.append(f"{label}{show(p[key])}")
+    return "changes " + ", ".join(changed) + "; keeps " + ", ".join(kept)
+
+
+def _c_notes() -> tuple[str, str, str]:
+    """The stand-in notes of chapter C's CPU records, from the protocol dicts: the trade-off protocol
+    (``paper_c``, also behind the variants and the extended runs), the robust one (``paper_c_robust``: its
+    MNIST OOD row) and the robust one with where its grid runs Retrieve-Warm (Table 11)."""
+    from .paper_c import PROTOCOLS as TRADEOFF
+    from .paper_c_robust import PROTOCOLS as ROBUST
+    from .paper_c_robust import robust_grid
+
+    tradeoff = _c_stand_in(TRADEOFF["cpu"], (TRADEOFF["paper_cifar10"], TRADEOFF["paper_svhn"]))
+    r, rp = ROBUST["cpu"], ROBUST["paper_mnist_ood"]
+    sizes = ("n_labeled_per_class", "n_unlabeled")
+    same = all(r["split"][k] == rp["split"][k] for k in sizes)
+    robust = _c_stand_in(r, (rp,), unstated=("epochs",), extra="the paper's MNIST OOD sizes" if same else "")
+    if not same:
+        robust += "; sizes " + ", ".join(f"{k} {r['split'][k]} (paper: {rp['split'][k]})" for k in sizes)
+    warm = sorted({(c["ratio"], c["fraction"]) for c in robust_grid("cpu") if c["method"] == "retrieve_warm"})
+    where = ", ".join(f"ratio {round(100 * x)} % / budget {round(100 * f)} %" for x, f in warm) or "no cell"
+    return tradeoff, robust, f"Retrieve-Warm at {where} only; {robust}"
+
+
+_C_CPU, _C_ROBUST, _C_TABLE11 = _c_notes()
 
 #: (paper, item) -> its row groups; items not listed are one group reading ``<notebook stem>/paper`` and ``/cpu``.
 GROUPS = {
@@ -261,19 +305,26 @@ GROUPS = {
         Group("SVHN", status=OFFLINE, note="SVHN is not in the offline data folder"),
     ),
     ("C", "Tables 5-10"): (
-        *(Group(f"{name} · MNIST", ("c_tradeoff/cpu",), {"algorithm": (algo,)}) for algo, name, _ in C_ALGORITHMS),
+        *(
+            Group(f"{name} · MNIST", ("c_tradeoff/cpu",), {"algorithm": (algo,)}, note=_C_CPU)
+            for algo, name, _ in C_ALGORITHMS
+        ),
         Group("CIFAR-10, SVHN", ("c_tradeoff/paper",)),
     ),
-    ("C", "Figure 4 (f)"): (Group("", ("c_tradeoff/cpu",)),),
-    ("C", "Figure 4 (g-h)"): (Group("", ("c_tradeoff/cpu",)),),
-    ("C", "Figures 8-9 (App. G.3)"): (Group("", ("c_extended/cpu", "c_extended/paper")),),
-    ("C", "Figure 7 (App. G.1)"): (Group("", ("c_variants/cpu",), {"warm": (False,)}),),
-    ("C", "CORDS defects D3/D4/D5"): (Group("", ("c_variants/cpu",), {"cords_compatible": (True,)}),),
+    ("C", "Figure 4 (f)"): (Group("", ("c_tradeoff/cpu",), note=_C_CPU),),
+    ("C", "Figure 4 (g-h)"): (Group("", ("c_tradeoff/cpu",), note=_C_CPU),),
+    ("C", "Figures 8-9 (App. G.3)"): (Group("", ("c_extended/cpu", "c_extended/paper"), note=_C_CPU),),
+    ("C", "Figure 7 (App. G.1)"): (Group("", ("c_variants/cpu",), {"warm": (False,)}, note=_C_CPU),),
+    ("C", "CORDS defects D3/D4/D5"): (Group("", ("c_variants/cpu",), {"cords_compatible": (True,)}, note=_C_CPU),),
     ("C", "Figure 5 (Bayesian coreset)"): (Group("", ("c_bayesian/cpu", "c_bayesian/paper")),),
-    ("C", "Figure 6 (a-c), Tables 12-13"): (Group("", ("c_robust/cpu", "c_robust/paper")),),
-    ("C", "Figure 6 (d)"): (Group("", ("c_robust/cpu", "c_robust/paper")),),
-    ("C", "Table 11 (App. H.1)"): (Group("", ("c_robust/cpu", "c_robust/paper"), {"method": ("retrieve_warm",)}),),
-    ("C", "Robust SSL mechanism"): (Group("", ("c_robust/cpu", "c_robust/paper"), {"method": ("retrieve", "random")}),),
+    ("C", "Figure 6 (a-c), Tables 12-13"): (Group("", ("c_robust/cpu", "c_robust/paper"), note=_C_ROBUST),),
+    ("C", "Figure 6 (d)"): (Group("", ("c_robust/cpu", "c_robust/paper"), note="process CPU time; " + _C_ROBUST),),
+    ("C", "Table 11 (App. H.1)"): (
+        Group("", ("c_robust/cpu", "c_robust/paper"), {"method": ("retrieve_warm",)}, note=_C_TABLE11),
+    ),
+    ("C", "Robust SSL mechanism"): (
+        Group("", ("c_robust/cpu", "c_robust/paper"), {"method": ("retrieve", "random")}, note=_C_ROBUST),
+    ),
 }
 
 
