@@ -277,6 +277,21 @@ def test_robust_readings_that_disagree_are_not_resolved():
 # ------------------------------------------------------------------------------------------- the ledger
 
 
+def test_ledger_of_one_item_and_its_sentence(tmp_path):
+    folder = tmp_path / "a_table1"
+    folder.mkdir()
+    with open(folder / "paper.jsonl", "w") as f:
+        for r in a_table({**BASE, "Ours (Iter)": 70.0}, datasets=("adult", "banknote")):
+            f.write(json.dumps(r) + "\n")
+    rows = C.ledger(root=tmp_path, paper="A", item="Table 1")
+    assert list(rows["id"]) == [c.id for c in C.CLAIMS if c.paper == "A" and c.item == "Table 1"]
+    text = C.verdicts_sentence(rows, "Table 1")
+    start = "Of the paper's 4 claims about Table 1, on our committed records 2 do not hold (A-T1-rank, A-T1-rr)"
+    assert text.startswith(start), text
+    assert text.endswith("and 2 are not run (A-T1-pl, A-T1-cifar)."), text
+    assert C.verdicts_sentence(rows.iloc[:1], "x").endswith("1 does not hold (A-T1-rank)."), rows
+
+
 def test_ledger_covers_every_claim_and_reads_the_results_folder(tmp_path):
     ids = [c.id for c in C.CLAIMS]
     assert len(ids) == len(set(ids))
@@ -324,6 +339,33 @@ def test_status_paper_protocol_and_cpu_stand_in(tmp_path):
     assert S.status(NB, S.Group(sources=("t/paper",)), tmp_path)[0] == "paper protocol (3 seeds)"
     assert S.status(NB, S.Group(sources=("t/cpu_small",)), tmp_path)[0] == "CPU stand-in (2 seeds)"
     assert S.source_kind("b_table4_head/paper") == S.STAND_IN
+
+
+def test_committed_runs_follow_the_notebooks_papers_and_count_diagnostics_apart(tmp_path):
+    write(tmp_path, "supervised_baseline/paper", [rec({"dataset": "banknote", "n1": 5, "n2": 5}, s) for s in range(3)])
+    write(tmp_path, "a_table1/paper", [rec({"dataset": "adult"}, s) for s in range(4)])
+    write(tmp_path, "a_table2_supterm/paper", [rec({"dataset": "shuttle"}, s) for s in range(5)])
+    probe = rec({"dataset": "adult", "setting": [15, 45], "threshold": 0.95}, 0)
+    regime = rec({"dataset": "adult", "setting": "Imb. (60)", "threshold": 0.95}, 0)
+    write(tmp_path, "a_fixmatch/paper", [regime, probe])
+    write(tmp_path, "b_table1/cpu_efficientnet", [rec({"dataset": "cifar10"}, 0)])
+    assert S.committed_runs(tmp_path) == {
+        ("A", C.PAPER_PROTOCOL): 3 + 4 + 1,  # supervised_baseline is paper A's (its notebook says so)
+        ("A", C.DIAGNOSTIC): 5 + 1,  # the PN-risk supervised term and the FixMatch class-order probe
+        ("B", C.STAND_IN): 1,
+    }
+    with pytest.raises(ValueError):
+        S.results_paper("unknown_folder")
+
+
+def test_every_diagnostic_file_is_committed_and_every_folder_has_a_paper():
+    results = repo_root() / "notebooks" / "results"
+    for source in C.DIAGNOSTICS:
+        assert (results / f"{source}.jsonl").is_file(), source
+    assert {S.results_paper(f.name) for f in results.iterdir() if f.is_dir()} <= {"A", "B", "C"}
+    runs = S.committed_runs()
+    supterm = len(C.read_records(results / "a_table2_supterm" / "paper.jsonl"))
+    assert runs[("A", C.DIAGNOSTIC)] > supterm > 0
 
 
 def test_status_names_the_missing_rows(tmp_path):

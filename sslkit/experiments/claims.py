@@ -97,8 +97,8 @@ def _above_at_2se(row: dict, method: str) -> int:
 # --------------------------------------------------------------------------------------------------- paper A
 
 
-#: the kinds of committed results file (the scorecard's statuses start with them)
-PAPER_PROTOCOL, STAND_IN = "paper protocol", "CPU stand-in"
+#: the kinds of committed results file (the scorecard's statuses start with the first two)
+PAPER_PROTOCOL, STAND_IN, DIAGNOSTIC = "paper protocol", "CPU stand-in", "diagnostic"
 
 #: results files named ``paper`` whose runs change the paper's model, data, budget or schedule, and how.
 STAND_INS = {
@@ -108,9 +108,28 @@ STAND_INS = {
 }
 
 
+#: results files named ``paper`` whose runs probe a choice the paper leaves open, or a variant it does not have:
+#: neither the paper's protocol nor a stand-in of it.
+DIAGNOSTICS = {
+    "a_table1_iter/paper": "Ours (Iter) variants on Adult (correction rules, a* at the actual n_U, warm-up kept)",
+    "a_table2_order/paper": "Sup. on Dry Beans' severe rows under three class orders",
+    "a_table2_supterm/paper": "PL and VAT with the prior-weighted PN risk as their supervised term",
+}
+
+
 def source_kind(source: str) -> str:
-    """``"CPU stand-in"`` for a ``cpu*`` results file or one of :data:`STAND_INS`, else ``"paper protocol"``."""
+    """``"diagnostic"`` for one of :data:`DIAGNOSTICS`, ``"CPU stand-in"`` for a ``cpu*`` results file or one of
+    :data:`STAND_INS`, else ``"paper protocol"``."""
+    if source in DIAGNOSTICS:
+        return DIAGNOSTIC
     return STAND_IN if source.split("/")[1].startswith("cpu") or source in STAND_INS else PAPER_PROTOCOL
+
+
+def record_kind(source: str, record: dict) -> str:
+    """:func:`source_kind` of one record; the FixMatch class-order probe (``a_fixmatch`` records whose setting is a
+    list of labeled counts, not one of the paper's regimes) is ``"diagnostic"`` too."""
+    probe = source == "a_fixmatch/paper" and isinstance(record["config"].get("setting"), list)
+    return DIAGNOSTIC if probe else source_kind(source)
 
 
 def a_rows(records, datasets=None) -> dict:
@@ -1245,11 +1264,14 @@ def evaluate(claim: Claim, root=None) -> tuple[str, str]:
     return claim.fn(records)
 
 
-def ledger(root=None) -> pd.DataFrame:
-    """One row per :data:`CLAIMS` entry: paper, item, where, claim (quoted), test, records (the files read and
-    their kind, :func:`source_kind`), verdict and evidence."""
+def ledger(root=None, paper=None, item=None) -> pd.DataFrame:
+    """One row per :data:`CLAIMS` entry (only those of ``paper`` and ``item`` where given, e.g. ``"A"``,
+    ``"Table 1"``): paper, item, where, claim (quoted), test, records (the files read and their kind,
+    :func:`source_kind`), verdict and evidence."""
     rows = []
     for c in CLAIMS:
+        if (paper is not None and c.paper != paper) or (item is not None and c.item != item):
+            continue
         verdict, evidence = evaluate(c, root)
         rows.append(
             {
@@ -1266,3 +1288,20 @@ def ledger(root=None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def verdicts_sentence(rows: pd.DataFrame, what: str) -> str:
+    """One sentence of the verdicts of ``rows`` (ledger rows), e.g. "Of the paper's 4 claims about Table 1, 2 do
+    not hold on our committed records (A-T1-rr, A-T1-pl), 1 is not resolved (A-T1-rank) and 1 is not run
+    (A-T1-cifar)."."""
+    verbs = {HOLDS: ("holds", "hold"), FAILS: ("does not hold", "do not hold")}
+    verbs |= {v: (f"is {v}", f"are {v}") for v in (OPEN, NOT_RUN)}
+    parts = []
+    for v in (FAILS, OPEN, NOT_RUN, HOLDS):
+        ids = list(rows.loc[rows["verdict"] == v, "id"])
+        if ids:
+            parts.append(f"{len(ids)} {verbs[v][len(ids) > 1]} ({', '.join(ids)})")
+    if not parts:
+        return f"The ledger has no claim about {what}."
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"Of the paper's {len(rows)} claims about {what}, on our committed records {listed}."

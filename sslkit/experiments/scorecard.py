@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .claims import C_ALGORITHMS, PAPER_PROTOCOL, STAND_IN, STAND_INS, source_kind
+from .claims import C_ALGORITHMS, PAPER_PROTOCOL, STAND_IN, STAND_INS, record_kind, source_kind
 from .notebooks import registry, repo_root
 
 QUICK, NOT_RUN, OFFLINE = "quick scale only", "not run", "not runnable offline"
@@ -354,6 +355,35 @@ def _load(source: str, root: Path) -> list:
 
     name, scale = source.split("/")
     return read_records(root / "notebooks" / "results" / name / f"{scale}.jsonl")
+
+
+def results_paper(name: str) -> str:
+    """The paper of results folder ``name``: that of the notebook whose stem is ``name`` or the longest stem that
+    ``name`` starts with plus ``_`` (``a_table1_iter`` -> ``a_table1``, ``supervised_baseline`` -> paper A), else
+    the folder's prefix ``a_`` / ``b_`` / ``c_``."""
+    papers = {Path(spec.path).stem: spec.paper for spec in registry()}
+    owners = [stem for stem in papers if name == stem or name.startswith(stem + "_")]
+    if owners:
+        return papers[max(owners, key=len)]
+    prefix = name.split("_")[0]
+    if prefix in ("a", "b", "c"):
+        return prefix.upper()
+    raise ValueError(f"results folder {name!r}: no notebook or a_/b_/c_ prefix says which paper it belongs to")
+
+
+def committed_runs(root: str | Path | None = None) -> Counter:
+    """``{(paper, kind): runs}`` over every committed results file under ``root`` (the repository by default):
+    the paper of its folder (:func:`results_paper`) and the kind of each record
+    (:func:`sslkit.experiments.claims.record_kind`: paper protocol, CPU stand-in or diagnostic)."""
+    from .claims import read_records
+
+    root = Path(root) if root is not None else repo_root()
+    runs: Counter = Counter()
+    for f in sorted((root / "notebooks" / "results").glob("*/*.jsonl")):
+        paper = results_paper(f.parent.name)
+        for r in read_records(f):
+            runs[(paper, record_kind(f"{f.parent.name}/{f.stem}", r))] += 1
+    return runs
 
 
 def matching(group: Group, root: Path) -> dict:
