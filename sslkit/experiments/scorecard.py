@@ -317,7 +317,9 @@ GROUPS = {
     ("C", "Figures 8-9 (App. G.3)"): (Group("", ("c_extended/cpu", "c_extended/paper"), note=_C_CPU),),
     ("C", "Figure 7 (App. G.1)"): (Group("", ("c_variants/cpu",), {"warm": (False,)}, note=_C_CPU),),
     ("C", "CORDS defects D3/D4/D5"): (Group("", ("c_variants/cpu",), {"cords_compatible": (True,)}, note=_C_CPU),),
-    ("C", "Figure 5 (Bayesian coreset)"): (Group("", ("c_bayesian/cpu", "c_bayesian/paper")),),
+    ("C", "Figure 5 (Bayesian coreset)"): (
+        Group("", ("c_bayesian/cpu", "c_bayesian/paper"), note="both readings of GIGA's weights; " + _C_CPU),
+    ),
     ("C", "Figure 6 (a-c), Tables 12-13"): (Group("", ("c_robust/cpu", "c_robust/paper"), note=_C_ROBUST),),
     ("C", "Figure 6 (d)"): (Group("", ("c_robust/cpu", "c_robust/paper"), note="process CPU time; " + _C_ROBUST),),
     ("C", "Table 11 (App. H.1)"): (
