@@ -55,6 +55,7 @@ PICK_BY = {
     "c_robust/cpu": (),  # the cheapest robust-SSL run (a 10 % coreset run or Supervised)
     "c_extended/cpu": (),  # the cheapest extended Retrieve run
     "c_perclass/cpu": (),  # the cheapest per-class Retrieve run
+    "c_bayesian/cpu": (),  # the cheapest Bayesian-coreset run (GIGA, 20 %)
 }
 
 

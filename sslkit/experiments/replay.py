@@ -279,7 +279,7 @@ def _b_table5(config, seed, scale):
     return defects_run(c["features"], c["bandwidth"], c["m"], seed, device=DEVICE, **features)
 
 
-# --- paper C: notebooks c_tradeoff, c_variants, c_robust (c_bayesian has no committed file yet) -----------
+# --- paper C: notebooks c_tradeoff, c_variants, c_robust, c_bayesian ------------------------------------
 
 
 def _c_tradeoff(config, seed, scale):
@@ -320,6 +320,7 @@ REPLAYERS: dict[str, Callable[[dict, int, str], dict]] = {
     "c_robust/cpu": _c_robust,  # c_robust: paper_c_robust.robust_run (one thread)
     "c_extended/cpu": _c_tradeoff,  # c_tradeoff's extended runs: paper_c.tradeoff_run with extend (one thread)
     "c_perclass/cpu": _c_tradeoff,  # c_variants' per-class Retrieve: paper_c.tradeoff_run (one thread)
+    "c_bayesian/cpu": _c_tradeoff,  # c_bayesian: paper_c.tradeoff_run with method "bayesian" (one thread)
 }
 
 
