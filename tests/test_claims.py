@@ -509,3 +509,10 @@ def test_chapter_c_stand_in_notes_follow_the_protocol_dicts():
     paper = TRADEOFF["paper_cifar10"]
     assert S._c_stand_in(paper, (paper,)).startswith("changes ; keeps data CIFAR-10")
     assert S._c_stand_in({**paper, "lr": 0.1}, (paper,)).startswith("changes lr 0.1 (paper: 0.03); keeps")
+
+
+def test_ledger_refuses_an_unknown_paper_or_item():
+    with pytest.raises(ValueError, match="paper must be one of"):
+        C.ledger(paper="D")
+    with pytest.raises(ValueError, match="Table 99"):
+        C.ledger(paper="A", item="Table 99")

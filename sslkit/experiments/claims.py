@@ -1267,7 +1267,13 @@ def evaluate(claim: Claim, root=None) -> tuple[str, str]:
 def ledger(root=None, paper=None, item=None) -> pd.DataFrame:
     """One row per :data:`CLAIMS` entry (only those of ``paper`` and ``item`` where given, e.g. ``"A"``,
     ``"Table 1"``): paper, item, where, claim (quoted), test, records (the files read and their kind,
-    :func:`source_kind`), verdict and evidence."""
+    :func:`source_kind`), verdict and evidence. A ``paper`` or ``item`` no claim has is a ValueError (a typo
+    would otherwise give an empty ledger)."""
+    if paper is not None and paper not in {c.paper for c in CLAIMS}:
+        raise ValueError(f"paper must be one of {sorted({c.paper for c in CLAIMS})}, got {paper!r}")
+    items = {c.item for c in CLAIMS if paper is None or c.paper == paper}
+    if item is not None and item not in items:
+        raise ValueError(f"no claim of paper {paper or 'A/B/C'} is about item {item!r}; items: {sorted(items)}")
     rows = []
     for c in CLAIMS:
         if (paper is not None and c.paper != paper) or (item is not None and c.item != item):
