@@ -18,7 +18,7 @@ from sslkit.experiments.runner import expand_grid, load_results, run_grid, run_k
 REPO = Path(__file__).resolve().parents[1]
 GRID = {"method": ["a", "b", "c"], "n": [10, 20]}
 SEEDS = [0, 1]  # 3 x 2 x 2 = 12 runs
-VOLATILE = ("seconds", "finished_at", "torch_threads")  # the thread count is the process's, not the run's
+VOLATILE = ("seconds", "finished_at", "torch_threads", "platform")  # the thread count is the process's
 
 
 def metric_fn(method, n, seed):
@@ -95,8 +95,10 @@ def test_records_schema_order_and_fsynced_lines(tmp_path):
             "sslkit_version",
             "finished_at",
             "extra",
+            "platform",
         }
-        assert r["torch_threads"] == torch.get_num_threads()
+        assert r["torch_threads"] == torch.get_num_threads() == r["platform"]["threads"]
+        assert r["platform"]["torch_cpu_capability"] == torch.backends.cpu.get_cpu_capability()
         assert r["key"] == run_key(r["config"], r["seed"], "quick")
         assert r["metrics"] == metric_fn(**r["config"], seed=r["seed"])
         assert r["extra"] == {"data": "toy"} and "torch" in r["hardware"] and r["seconds"] >= 0

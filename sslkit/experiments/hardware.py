@@ -1,13 +1,18 @@
-"""One-line description of the machine a result was computed on (stored with every run record).
+"""The machine a result was computed on, stored with every run record.
 
-The book labels every rendered result with its scale and hardware, so each record
-written by :func:`sslkit.experiments.runner.run_grid` carries this string.
+* :func:`hardware_summary` -- one line for people (the book labels every rendered result with its scale and
+  hardware);
+* :func:`platform_fingerprint` -- what decides whether a rerun can reproduce a record bit for bit: torch's CPU
+  dispatch level, numpy's SIMD level, the BLAS library numpy uses and its core type, the library versions and
+  the thread count. Two records whose fingerprints are equal must replay identically; across fingerprints
+  only stated tolerances hold (:mod:`sslkit.experiments.replay`).
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import sys
 
 
 def _cpu_model() -> str:
@@ -47,3 +52,50 @@ def hardware_summary(device="auto") -> str:
     else:
         what = f"{_cpu_model()} ({_usable_cores()} cores)"
     return f"{what}, torch {torch.__version__}"
+
+
+#: the fields of :func:`platform_fingerprint` that change floating-point results (the rest are informative)
+FINGERPRINT_FIELDS = ("torch_cpu_capability", "numpy_simd", "blas", "blas_coretype", "torch", "numpy", "threads")
+
+
+def _numpy_simd() -> str:
+    """numpy's enabled SIMD extensions above its baseline (``NPY_DISABLE_CPU_FEATURES`` removes some)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # pragma: no cover - numpy < 2
+        return "unknown"
+    on = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    return ",".join(on) or "baseline"
+
+
+def _blas() -> str:
+    """The BLAS library numpy calls, with its version and the kernel it chose (threadpoolctl), when known."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover
+        return "unknown"
+    for lib in threadpool_info():
+        if lib.get("user_api") == "blas":
+            return f"{lib.get('internal_api')} {lib.get('version')} {lib.get('architecture') or ''}".strip()
+    return "none"
+
+
+def platform_fingerprint() -> dict:
+    """What decides bitwise equality of a CPU result (module docstring): e.g. ``{"torch_cpu_capability":
+    "AVX512", "numpy_simd": "SSE41,...,AVX512_ICL", "blas": "openblas 0.3.29 SkylakeX", "blas_coretype": "",
+    "torch": "2.14.1+cu130", "numpy": "2.4.6", "threads": 1, "python": "3.11.7", "machine": "x86_64"}``.
+    ``threads`` is torch's intra-op thread count in this process."""
+    import numpy as np
+    import torch
+
+    return {
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "numpy_simd": _numpy_simd(),
+        "blas": _blas(),
+        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE", ""),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "machine": platform.machine() or sys.platform,
+    }

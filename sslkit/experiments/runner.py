@@ -4,13 +4,16 @@ The results file is JSON Lines: one record per finished run, appended and flushe
 as soon as the run ends. A record is::
 
     {"key", "config", "seed", "scale", "metrics", "seconds", "hardware", "torch_threads",
-     "sslkit_version", "finished_at", "extra", "protocol_version"}
+     "sslkit_version", "finished_at", "extra", "protocol_version", "platform"}
 
 ``key`` is a stable hash of ``(config, seed, scale)``. On restart, runs whose key is already in the file
 (with a protocol version, see below: in a record of that version) are skipped, so a sweep killed at any
-moment loses no finished run and repeats none. ``torch_threads`` is ``torch.get_num_threads()`` when the run
-started (the intra-op thread count changes the last bits of some CPU results, so a replay needs it); records
-written before it existed lack it (:data:`LEGACY_MISSING_FIELDS`). It is not part of the key.
+moment loses no finished run and repeats none. ``platform`` is
+:func:`~sslkit.experiments.hardware.platform_fingerprint` when the run started (what decides whether a rerun
+elsewhere can be bit-identical; not part of the key; older records lack it). ``torch_threads`` is
+``torch.get_num_threads()`` when the run started (the intra-op thread count changes the last bits of some
+CPU results, so a replay needs it); records written before it existed lack it
+(:data:`LEGACY_MISSING_FIELDS`). It is not part of the key.
 
 Protocol versions (stale results). The key ignores the code, so a record made before a change of the code
 that alters results still matches its run. Each experiments module that makes records declares a
@@ -83,10 +86,11 @@ RECORD_FIELDS = (
     "finished_at",
     "extra",
     "protocol_version",
+    "platform",
 )
 #: Fields of :data:`RECORD_FIELDS` that records written before they were introduced lack (``protocol_version``
 #: also lacks from the records of a :func:`run_grid` called without ``version``).
-LEGACY_MISSING_FIELDS = ("torch_threads", "protocol_version")
+LEGACY_MISSING_FIELDS = ("torch_threads", "protocol_version", "platform")
 #: The protocol version of a record without a ``protocol_version``: every record written before versions
 #: existed (all the committed records when they were introduced) implicitly has version 1.
 LEGACY_PROTOCOL_VERSION = 1
@@ -448,9 +452,10 @@ class _Run:
 
         import sslkit
 
-        from .hardware import hardware_summary
+        from .hardware import hardware_summary, platform_fingerprint
 
         threads = torch.get_num_threads()
+        fingerprint = platform_fingerprint()
         start = time.perf_counter()
         metrics = self.fn(**config, seed=seed)
         seconds = time.perf_counter() - start
@@ -467,6 +472,7 @@ class _Run:
             "sslkit_version": sslkit.__version__,
             "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "extra": self.extra,
+            "platform": fingerprint,
         }
         if self.version is not None:
             record["protocol_version"] = self.version
