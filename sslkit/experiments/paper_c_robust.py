@@ -278,11 +278,16 @@ def coreset_composition(indices, task: dict) -> dict:
     }
 
 
-def robust_run(*, protocol, method, ratio, seed, fraction=None, device="auto", task=None) -> dict:
+def robust_run(
+    *, protocol, method, ratio, seed, fraction=None, normalize_weights=False, device="auto", task=None
+) -> dict:
     """Train one (protocol, method, ratio, seed[, fraction]) and return its metrics.
 
     ``fraction``: the coreset budget of CRUST, Retrieve, Random and Retrieve-Warm (one of
-    :data:`FRACTIONS`); None for the full-set methods. Metrics: ``test_acc`` (%, final model, ID test set),
+    :data:`FRACTIONS`); None for the full-set methods. ``normalize_weights`` (CRUST only): scale CRUST's
+    cluster-size weights (mean ``N / k``, as CORDS multiplies the loss by them) to mean 1 over the coreset --
+    the second reading of the unlabeled weights (:class:`~sslkit.callbacks.CoresetSelection`).
+    Metrics: ``test_acc`` (%, final model, ID test set),
     ``seconds`` (training + selection wall-clock, evaluation excluded), ``cpu_seconds`` (the same in process
     CPU time), ``selection_seconds``, ``selection_cpu_seconds``, ``iterations``, ``epochs``, ``k``,
     ``pool``: the unlabeled pool's composition, ``selections``: per selection round its ``epoch`` and
@@ -296,6 +301,10 @@ def robust_run(*, protocol, method, ratio, seed, fraction=None, device="auto", t
             raise ValueError(f"method {method!r} needs a fraction in {FRACTIONS}, got {fraction!r}")
     elif fraction is not None:
         raise ValueError(f"method {method!r} trains on the whole unlabeled set; fraction must be None")
+    if not isinstance(normalize_weights, bool):
+        raise TypeError(f"normalize_weights must be a bool, got {normalize_weights!r}")
+    if normalize_weights and method != "crust":
+        raise ValueError(f"normalize_weights applies to CRUST's weights only (others weigh 1), not {method!r}")
     task = task if task is not None else build_task(protocol, ratio, seed)
     n_u, B, T = task["X_u"].shape[0], p["batch_size"], p["epochs"]
     hooks, selector = [], None
@@ -306,7 +315,15 @@ def robust_run(*, protocol, method, ratio, seed, fraction=None, device="auto", t
         subset_epochs = T - int(round(p["kappa"] * T)) if warm else T
         epochs, total = warm + subset_epochs, warm * math.ceil(n_u / B) + subset_epochs * math.ceil(k / B)
         strategy = "retrieve" if method == "retrieve_warm" else method
-        selector = CoresetSelection(strategy, k, every=p["every"], warm_epochs=warm, batch_size=B, seed=seed)
+        selector = CoresetSelection(
+            strategy,
+            k,
+            every=p["every"],
+            warm_epochs=warm,
+            batch_size=B,
+            seed=seed,
+            normalize_weights=normalize_weights,
+        )
         hooks += selector.hooks()
     algo = _algorithm(method, p)
     tr, curve = train_with_curve(
@@ -362,7 +379,8 @@ def robust_grid(protocol: str, methods=METHODS, fractions=FRACTIONS) -> list[dic
 def robust_rows(records, clock: str = "cpu_seconds") -> list[dict]:
     """One row per record: protocol, method, ratio, fraction, seed, ``test_acc``, ``seconds`` (``clock``),
     ``selection_seconds``, the mean OOD fraction of its coresets after the first (random) one
-    (``coreset_ood``; None for full-set methods) and the pool's (``pool_ood``)."""
+    (``coreset_ood``; None for full-set methods) and the pool's (``pool_ood``). A run with
+    ``normalize_weights`` gets the method ``"<method>_mean1"``, so it is never pooled with the raw-weight runs."""
     if clock not in ("seconds", "cpu_seconds"):
         raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
     rows = []
@@ -376,7 +394,7 @@ def robust_rows(records, clock: str = "cpu_seconds") -> list[dict]:
         rows.append(
             {
                 "protocol": c["protocol"],
-                "method": c["method"],
+                "method": c["method"] + ("_mean1" if c.get("normalize_weights") else ""),
                 "ratio": c["ratio"],
                 "fraction": c["fraction"],
                 "seed": r["seed"],
