@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from sslkit.experiments.stats import RULE, compare, format_p, within
+from sslkit.experiments.stats import RULE, compare, compare_to, format_p, within
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -106,3 +106,16 @@ def test_bad_input(args, match):
         compare([1.0, 2.0], [1.0, 2.0], alpha=1.5)
     with pytest.raises(ValueError, match="margin"):
         within([1.0, 2.0], [1.0, 2.0], margin=-1)
+
+
+def test_one_sample_matches_scipy():
+    a = [2.9, 3.4, 2.6, 3.1, 2.2]
+    c = compare_to(a, 3.0)
+    ref = st.ttest_1samp(a, 3.0)
+    lo, hi = ref.confidence_interval(0.95)
+    assert c.test == "one-sample" and c.df == 4 and c.p == pytest.approx(ref.pvalue, rel=1e-10)
+    assert c.ci == pytest.approx((lo - 3.0, hi - 3.0), rel=1e-10) and c.verdict == "not resolved"
+    assert compare_to([3.5, 3.6, 3.4], 3.0).verdict == "higher" and "one-sample t" in compare_to(a, 3.0).text()
+    assert compare_to([9.0], 3.0).verdict == "not resolved"
+    with pytest.raises(ValueError, match="target"):
+        compare_to(a, float("inf"))

@@ -16,6 +16,9 @@ closeness), so a reader learns one rule:
 * the verdict is ``"higher"`` / ``"lower"`` when ``p < ALPHA`` (the sign of ``d``), else ``"not resolved"`` --
   also when a side has fewer than two values, since then no variance can be estimated.
 
+A per-seed quantity against a fixed number (a paper's printed speed-up, say) uses the one-sample t-test
+(:func:`compare_to`: ``se = s / sqrt(n)``, ``df = n - 1``), read the same way.
+
 Two sides without any spread (every seed gives the same value) have ``se = 0``: their difference is then exact
 (p = 0 when it is not zero, 1 when it is).
 
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _st
 
-__all__ = ["ALPHA", "RULE", "Comparison", "compare", "format_p", "within"]
+__all__ = ["ALPHA", "RULE", "Comparison", "compare", "compare_to", "format_p", "within"]
 
 ALPHA = 0.05
 HIGHER, LOWER, OPEN = "higher", "lower", "not resolved"
@@ -65,7 +68,7 @@ class Comparison:
         if not math.isfinite(self.p):
             return f"{self.diff:+.{digits}f}{unit} (n = {self.n[0]} vs {self.n[1]}: too few seeds for a test)"
         lo, hi = self.ci
-        name = "paired t" if self.test == "paired" else "Welch t"
+        name = {"paired": "paired t", "one-sample": "one-sample t"}.get(self.test, "Welch t")
         return (
             f"{self.diff:+.{digits}f}{unit} (95 % CI {lo:+.{digits}f} to {hi:+.{digits}f}; {name} = {self.t:.2f}, "
             f"df = {self.df:.1f}, p = {format_p(self.p)})"
@@ -95,6 +98,12 @@ def _values(x, name: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} holds a non-finite value: {arr.tolist()}")
     return arr
+
+
+def _untestable(diff, n, test) -> Comparison:
+    """Too few values for a variance: the difference alone, not resolved."""
+    nan = math.nan
+    return Comparison(float(diff), nan, (nan, nan), nan, nan, nan, n, test, OPEN)
 
 
 def _outcome(diff, se, df, n, test, alpha) -> Comparison:
@@ -130,11 +139,28 @@ def compare(a, b, *, alpha: float = ALPHA) -> Comparison:
         return _outcome(float(d.mean()), se, len(d) - 1, n, "paired", alpha)
     diff = float(xa.mean() - xb.mean())
     if min(n) < 2:
-        return Comparison(diff, math.nan, (math.nan, math.nan), math.nan, math.nan, math.nan, n, "welch", OPEN)
+        return _untestable(diff, n, "welch")
     va, vb = xa.var(ddof=1) / n[0], xb.var(ddof=1) / n[1]
     se = math.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (n[0] - 1) + vb**2 / (n[1] - 1)) if se > 0 else float(n[0] + n[1] - 2)
     return _outcome(diff, se, df, n, "welch", alpha)
+
+
+def compare_to(a, target: float, *, alpha: float = ALPHA) -> Comparison:
+    """Is the mean of the per-seed values ``a`` above the fixed number ``target``? The one-sample t-test
+    (``se = s / sqrt(n)``, ``df = n - 1``), read like :func:`compare`; ``n`` is ``(len(a), 0)``."""
+    if isinstance(alpha, bool) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not math.isfinite(target):
+        raise ValueError(f"target must be a finite number, got {target!r}")
+    xa = _values(a, "a")
+    if not len(xa):
+        raise ValueError("compare_to needs at least one value")
+    diff = float(xa.mean() - target)
+    if len(xa) < 2:
+        return _untestable(diff, (1, 0), "one-sample")
+    se = float(xa.std(ddof=1) / math.sqrt(len(xa)))
+    return _outcome(diff, se, len(xa) - 1, (len(xa), 0), "one-sample", alpha)
 
 
 def within(a, b, margin: float, *, alpha: float = ALPHA) -> tuple[str, Comparison]:
