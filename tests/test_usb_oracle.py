@@ -8,8 +8,9 @@ called) and requires the losses, the gradients they send to the network, the mas
 the algorithm state (FlexMatch's ``selected_label`` / ``classwise_acc``, FreeMatch's ``time_p`` /
 ``p_model`` / ``label_hist``, VAT's adversarial perturbation, the EMA teacher) to agree.
 
-Precision: the networks are float64; sslkit casts logits to float32 before its losses (for mixed
-precision) while USB keeps the network's dtype, so values agree to float32 rounding (``rtol=1e-5``).
+Precision: the networks are float64 (VAT's float32, see its section); sslkit casts logits to float32 before
+its losses (for mixed precision) while USB keeps the network's dtype, so values agree to float32 rounding
+(``rtol=1e-5``).
 Masks, pseudo-labels and USB's per-sample state agree exactly; each test asserts that its data put
 samples on both sides of the thresholds, so an agreement of masks is not vacuous.
 
@@ -384,7 +385,7 @@ def test_freematch_steps_agree_with_usb(use_quantile, clip_thresh):
         torch.testing.assert_close(out.loss.double(), ref["loss"], **F32)
         assert out.logs["unsup_loss"].item() == pytest.approx(log["train/unsup_loss"], rel=1e-5, abs=1e-7)
         assert_close_all(grads(out.loss, model), grads(ref["loss"], usb.model))
-        # the fairness term, recomputed by USB's own entropy_loss from its state: sslkit logs the same L_f
+        # USB's fairness term (its entropy_loss: the total minus sup and unsup) = sslkit's logged L_f
         fair = ref["loss"] - log["train/sup_loss"] - lam_u * log["train/unsup_loss"]
         assert out.logs["fair_loss"].item() * lam_e == pytest.approx(fair.item(), rel=1e-4, abs=1e-7)
         perturb_both(model, usb, seed=40 + step, size=0.2)
@@ -399,6 +400,7 @@ def test_freematch_fairness_matches_usb_entropy_loss():
     z = (torch.randn(10, K, generator=g, dtype=torch.float64) * 2).requires_grad_(True)
     mask = torch.zeros(10, dtype=torch.float64)
     keep = (z.detach().argmax(1) != 2).nonzero().flatten()[:4]
+    assert len(keep) >= 2
     mask[keep] = 1.0  # no masked sample predicts class 2: h_s[2] = 0
     p_model = torch.softmax(torch.randn(K, generator=g), 0)
     label_hist = torch.softmax(torch.randn(K, generator=g), 0)

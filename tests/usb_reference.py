@@ -11,7 +11,9 @@ imports only the algorithm modules and what they import, with the following stan
 * ``semilearn.datasets``: the dataset getters and samplers ``AlgorithmBase`` names (never called: the
   stand-in ``args.dataset`` is not a USB dataset, so ``get_dataset`` returns None and no loader is built);
 * ``aim``, ``wandb``, ``ruamel.yaml`` and ``torch.utils.tensorboard``: imported by USB's logging and
-  config modules, unused here.
+  config modules, unused here;
+* ``sklearn.metrics`` when it is not imported yet: ``AlgorithmBase.evaluate`` uses it, the tests do not, and
+  importing scikit-learn takes seconds.
 
 Every name in a stand-in raises when called, so nothing USB really uses is replaced. :func:`build` makes a
 real USB algorithm object through its own ``__init__`` (``AlgorithmBase.__init__`` with a small
@@ -58,6 +60,7 @@ def _stand_ins(root: Path) -> dict:
         "get_collactor name2sampler DistributedSampler get_eurosat get_medmnist get_semi_aves get_cifar "
         "get_svhn get_stl10 get_imagenet get_json_dset get_pkl_dset"
     ).split()
+    metrics = "accuracy_score balanced_accuracy_score confusion_matrix f1_score precision_score recall_score".split()
     ruamel = _stub("ruamel", path=root)  # any path: only ruamel.yaml is looked up, from sys.modules
     ruamel.yaml = _stub("ruamel.yaml")
     return {
@@ -70,6 +73,7 @@ def _stand_ins(root: Path) -> dict:
         "ruamel": ruamel,
         "ruamel.yaml": ruamel.yaml,
         "torch.utils.tensorboard": _stub("torch.utils.tensorboard", ["SummaryWriter"]),
+        "sklearn.metrics": sys.modules.get("sklearn.metrics") or _stub("sklearn.metrics", metrics),
     }
 
 
