@@ -10,6 +10,12 @@ family, or pass ``weak=`` / ``strong=`` callables; ``mean`` / ``std`` when the i
 labeled batch gets the weak view too (standard FixMatch). Labeled, weak and strong batches go through the
 model in one concatenated forward (USB's ``use_cat``). Logs: ``loss``, ``sup_loss``, ``unsup_loss``,
 ``mask_rate``; per-sample losses: the masked CE on the strong view (``LossOutput.unlabeled``).
+
+Checked against USB (``semilearn`` 0.3.2, tests/test_usb_oracle.py): mask, pseudo-labels, losses, gradients
+and BatchNorm statistics of a step agree with USB's ``train_step`` (``hard_label=True``, its default). Pseudo-labels
+are hard only, as in Sohn et al. (eq. 2) and App. D.1; USB's soft-label option (``hard_label=False``) does not
+sharpen with its temperature T (its hook is handed probabilities with ``softmax=False`` and returns them as
+they are), so sslkit has no T.
 """
 
 from __future__ import annotations

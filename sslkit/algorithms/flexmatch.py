@@ -35,6 +35,9 @@ scratch slot, so unselected rows write
 nowhere. One deviation from USB: USB skips the β update when *all* N_U samples carry the same label
 (its ``max(counter) < N`` test, meant to detect "nothing selected yet"); here β is always recomputed,
 which coincides with USB whenever at least one sample was selected and not all N_U share one class.
+Everything else -- masks, ``selected_label_``, ``classwise_acc_`` with and without the warm-up, losses and
+gradients over several steps -- agrees with USB (``semilearn`` 0.3.2) in tests/test_usb_oracle.py, which also
+shows this one difference.
 
 Sample indices. The per-sample state needs the dataset indices of the unlabeled batch: ``batch.u_idx``
 (int64, one index in ``[0, N_U)`` per row of ``x_u``), which :class:`sslkit.engine.Trainer` always passes.

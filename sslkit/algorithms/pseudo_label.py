@@ -24,6 +24,13 @@ None (default) labels once. ``warmup_epochs=0`` takes the initial model as teach
 (the "Sup." risk, also in the warm-up; :func:`sslkit.algorithms.base.supervised_ce`); default None, as in
 the tables (App. C: "standard supervised cross-entropy"); used by the diagnosis in notebook a_table2.
 Logs: ``loss``, ``sup_loss``, ``unsup_loss``, ``mask_rate`` (fraction of the unlabeled batch used).
+
+Against USB (``semilearn`` 0.3.2, tests/test_usb_oracle.py): with the teacher equal to the current network the
+mask (``max p >= τ``), the hard labels, the losses (mean over the whole unlabeled batch) and gradients agree.
+USB's Pseudo-Label is online self-training instead, and the tests show both differences: it labels every batch
+with the current network (train mode) where App. C labels with the classifier trained first (the frozen
+teacher), and it ramps λ linearly from 0 over 40% of training where App. C trains supervised first and then
+uses λ.
 """
 
 from __future__ import annotations
