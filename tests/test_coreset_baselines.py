@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from greedy_oracle import check_greedy
+from oracles import check_greedy
 from scipy.optimize import nnls
 
 from sslkit.coreset import (
@@ -90,7 +90,7 @@ def craig_problem(metric):
 def test_facility_location_equals_apricot_and_brute_force(metric):
     """The same picks and gains as apricot's lazy greedy (what CORDS calls) and as a brute-force naive greedy up to
     the first near-tie (:data:`FIRST_TIE`); after it, every pick is still a greedy pick with the oracle's gain
-    (tests/greedy_oracle.py: near-ties may be broken either way on another CPU, a wrong pick fails)."""
+    (tests/oracles.py: near-ties may be broken either way on another CPU, a wrong pick fails)."""
     apricot = pytest.importorskip("apricot")
     S = craig_problem(metric)
     gain = facility_location_gains(S.numpy())
@@ -107,7 +107,7 @@ def test_facility_location_equals_apricot_and_brute_force(metric):
 
 
 def test_the_greedy_oracle_fails_on_a_wrong_selection_and_not_on_a_tie():
-    """tests/greedy_oracle.py keeps its power: perturbed selections fail; the other side of the near-tie passes."""
+    """tests/oracles.py keeps its power: perturbed selections fail; the other side of the near-tie passes."""
     S = craig_problem("sqeuclidean").numpy()
     gain = facility_location_gains(S)
     order, gains = brute_force_facility_location(S, 20)

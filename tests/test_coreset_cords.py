@@ -17,15 +17,13 @@ import logging
 import numpy as np
 import pytest
 import torch
+from oracles import NUMPY_DEFAULT_ERRSTATE, import_quietly
 
 from sslkit.coreset import Retrieve, last_layer_gradients
 
-_errors = np.geterr()  # CORDS' helpers call np.seterr(all="raise") at import: keep that out of other tests
-try:
-    cords_retrieve = pytest.importorskip("cords.selectionstrategies.SSL.retrievestrategy")
-    cords_ce = pytest.importorskip("cords.selectionstrategies.helpers.ssl_lib.consistency.cross_entropy")
-finally:
-    np.seterr(**_errors)
+# CORDS' helpers call np.seterr(all="raise") at import: import_quietly keeps that out of every other test
+cords_retrieve = import_quietly("cords.selectionstrategies.SSL.retrievestrategy")
+cords_ce = import_quietly("cords.selectionstrategies.helpers.ssl_lib.consistency.cross_entropy")
 
 
 class LastLayer(torch.nn.Module):
@@ -124,3 +122,29 @@ def test_cords_first_gradient_is_the_mean_labeled_ce_gradient():
     with torch.no_grad():
         Z = lin(h_l)
     torch.testing.assert_close(strategy.grads_val_curr.view(-1), labeled_gradient(Z, y, h_l), rtol=1e-5, atol=1e-6)
+
+
+def test_importing_cords_leaves_numpy_error_state_alone():
+    """CORDS was imported above (with import_quietly) and numpy's error state is still the default here (the
+    autouse fixture of conftest.py checks it before every test); a plain import in a fresh process shows what
+    import_quietly prevents: np.seterr(all="raise") for the whole process."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    assert np.geterr() == NUMPY_DEFAULT_ERRSTATE
+    code = (
+        "import numpy as np, oracles\n"
+        "oracles.import_quietly('cords.selectionstrategies.SSL.retrievestrategy')\n"
+        "print(np.geterr()['under'])\n"
+        "import cords.selectionstrategies.helpers.omp_solvers\n"  # loaded above: no second seterr
+        "print(np.geterr()['under'])\n"
+        "import importlib, cords.selectionstrategies.helpers.optimalWeights as w\n"
+        "importlib.reload(w)\n"  # what a plain first import does
+        "print(np.geterr()['under'])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["ignore", "ignore", "raise"]

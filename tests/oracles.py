@@ -1,4 +1,5 @@
-"""Compare a greedy selection with an oracle without failing on near-ties (issue 19).
+"""Helpers of the oracle tests (issue 19): compare a greedy selection with an oracle without failing on
+near-ties (:func:`check_greedy`), and import an oracle package without side effects (:func:`import_quietly`).
 
 A greedy selection takes, at each step, the candidate of the largest gain. Where two candidates' gains are
 equal up to rounding (a near-tie), which one is taken depends on the last bits of the arithmetic -- the CPU
