@@ -273,7 +273,8 @@ def test_replay_differences_follow_the_rule():
         "D": (0.0, "<missing>")
     }
     report = Rule(REPORT, 0.0, None, "")
-    moved = {**stored, "risk": 0.6, "indices": [3, 47]}
-    assert replay_differences(stored, moved, report).keys() == {"risk", "indices"}  # reported, not failed
-    assert report_line(stored, moved) == "risk 0.5 -> 0.6 (+0.1); indices changed"
+    moved = {**stored, "risk": 0.6, "indices": [3, 47], "name": "y"}
+    assert replay_differences(stored, moved, report).keys() == {"risk", "indices", "name"}  # reported, not failed
+    assert report_line(stored, moved) == "risk 0.5 -> 0.6 (+0.1); indices changed by up to 1; name changed"
     assert report_line(stored, stored) == "identical"
+    assert report_line(stored, {**stored, "a": [0.25, 0.5]}) == "a changed by up to 0.25"

@@ -562,10 +562,16 @@ def replay_differences(stored: Mapping, new: Mapping, rule: Rule) -> dict:
 
 def report_line(stored: Mapping, new: Mapping) -> str:
     """One line for people: how the replayed metrics differ from the stored ones (numbers: the change)."""
+
+    def number(x):
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+
     parts = []
     for k, (a, b) in replay_differences(stored, new, Rule(REPORT, 0.0, None, "")).items():
-        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+        if number(a) and number(b):
             parts.append(f"{k} {a:.6g} -> {b:.6g} ({b - a:+.3g})")
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(map(number, a + b)):
+            parts.append(f"{k} changed by up to {max(abs(y - x) for x, y in zip(a, b)):.3g}")
         else:
             parts.append(f"{k} changed")
     return "; ".join(parts) or "identical"
