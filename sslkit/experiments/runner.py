@@ -50,6 +50,10 @@ Rules kept deliberately simple:
 * A results path that is a directory, an unwritable or unreadable path, and a line that is not UTF-8
   text give one clear error naming the file (``OSError`` / ``ValueError``); a non-UTF-8 *last* line is a
   truncated write and is handled like any truncated last line (ignored with a warning, cut off).
+* A line that is a JSON object but not a run record of the right types (no ``config`` / ``seed`` /
+  ``metrics``, ``metrics`` not an object, ``key`` not a string, ...; :func:`check_record`) is a ``ValueError``
+  naming the file, the line and the field, from every reader -- also on the last line (valid JSON is not a
+  truncated write).
 """
 
 from __future__ import annotations
