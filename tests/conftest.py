@@ -4,10 +4,16 @@
 busy 2-core machine: thread hand-offs cost more than the work). Use it in a file with
 ``pytestmark = pytest.mark.usefixtures("one_thread")``. test_features.py, test_paper_a_appendix.py,
 test_select.py and test_select_baselines.py still define their own copy (autouse); they can switch to this one.
+
+``numpy_default_errstate`` (every test): the test starts with numpy's default floating-point error state. An
+oracle package that changes it at import (CORDS calls ``np.seterr(all="raise")``) would otherwise turn an
+underflow in any later test into an error, or hide one; import such packages with ``oracles.import_quietly``.
 """
 
+import numpy as np
 import pytest
 import torch
+from oracles import NUMPY_DEFAULT_ERRSTATE
 
 
 @pytest.fixture
@@ -16,3 +22,12 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(old)
+
+
+@pytest.fixture(autouse=True)
+def numpy_default_errstate():
+    assert np.geterr() == NUMPY_DEFAULT_ERRSTATE, (
+        f"numpy's floating-point error state is {np.geterr()}, not the default {NUMPY_DEFAULT_ERRSTATE}: a module "
+        "imported before this test changed it for the whole process (CORDS does: import it with "
+        "oracles.import_quietly)"
+    )

@@ -17,15 +17,13 @@ import logging
 import numpy as np
 import pytest
 import torch
+from oracles import NUMPY_DEFAULT_ERRSTATE, import_quietly
 
 from sslkit.coreset import Retrieve, last_layer_gradients
 
-_errors = np.geterr()  # CORDS' helpers call np.seterr(all="raise") at import: keep that out of other tests
-try:
-    cords_retrieve = pytest.importorskip("cords.selectionstrategies.SSL.retrievestrategy")
-    cords_ce = pytest.importorskip("cords.selectionstrategies.helpers.ssl_lib.consistency.cross_entropy")
-finally:
-    np.seterr(**_errors)
+# CORDS' helpers call np.seterr(all="raise") at import: import_quietly keeps that out of every other test
+cords_retrieve = import_quietly("cords.selectionstrategies.SSL.retrievestrategy")
+cords_ce = import_quietly("cords.selectionstrategies.helpers.ssl_lib.consistency.cross_entropy")
 
 
 class LastLayer(torch.nn.Module):
@@ -124,3 +122,23 @@ def test_cords_first_gradient_is_the_mean_labeled_ce_gradient():
     with torch.no_grad():
         Z = lin(h_l)
     torch.testing.assert_close(strategy.grads_val_curr.view(-1), labeled_gradient(Z, y, h_l), rtol=1e-5, atol=1e-6)
+
+
+def test_importing_cords_leaves_numpy_error_state_alone(monkeypatch):
+    """CORDS was imported above (with import_quietly) and numpy's error state is still the default here (the
+    autouse fixture of conftest.py checks it before every test). A first import of a CORDS helper does switch it
+    to "raise" (shown by importing it afresh, inside an errstate that undoes it), and import_quietly contains it."""
+    import importlib
+    import sys
+
+    assert np.geterr() == NUMPY_DEFAULT_ERRSTATE
+    name = "cords.selectionstrategies.helpers.optimalWeights"
+    assert name in sys.modules  # imported by the retrieve strategy above
+    monkeypatch.delitem(sys.modules, name)  # a first import again; the module is put back after the test
+    with np.errstate(**NUMPY_DEFAULT_ERRSTATE):
+        importlib.import_module(name)  # what a plain first import does, for the whole process
+        assert np.geterr() == {"divide": "raise", "over": "raise", "under": "raise", "invalid": "raise"}
+    assert np.geterr() == NUMPY_DEFAULT_ERRSTATE
+    monkeypatch.delitem(sys.modules, name)
+    import_quietly(name)
+    assert np.geterr() == NUMPY_DEFAULT_ERRSTATE

@@ -230,15 +230,63 @@ def test_corrupt_middle_line_is_an_error_naming_the_line(tmp_path):
     assert fn.calls == []
 
 
+def _line(key, **fields):
+    return json.dumps({"key": key, "config": {}, "seed": 0, "metrics": {}, **fields}) + "\n"
+
+
 def test_blank_lines_ignored_and_non_records_rejected(tmp_path):
     path = tmp_path / "r.jsonl"
-    path.write_text('{"key": "k1", "x": 1}\n\n{"key": "k2"}\n')
+    path.write_text(_line("k1", x=1) + "\n" + _line("k2"))
     assert [r["key"] for r in load_results(path)] == ["k1", "k2"]
-    path.write_text('{"key": "k1"}\n[1, 2]\n{"key": "k2"}\n')
+    path.write_text(_line("k1") + "[1, 2]\n" + _line("k2"))
     with pytest.raises(ValueError, match="line 2 is not a run record"):
         load_results(path)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_results(tmp_path / "missing.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("metrics", [1, 2], "field 'metrics' must be a JSON object \\(dict\\), got list \\[1, 2\\]"),
+        ("metrics", "acc=3", "field 'metrics' must be a JSON object \\(dict\\), got str"),
+        ("key", 17, "field 'key' must be a string, got int 17"),
+        ("config", None, "field 'config' must be a JSON object \\(dict\\), got NoneType null"),
+        ("seed", "3", "field 'seed' must be an integer, got str \"3\""),
+        ("seed", 1.0, "field 'seed' must be an integer, got float 1.0"),
+        ("seed", True, "field 'seed' must be an integer, got bool true"),
+        ("scale", 1, "field 'scale' must be a string"),
+        ("torch_threads", "2", "field 'torch_threads' must be an integer or null"),
+        ("platform", "AVX2", "field 'platform' must be a JSON object \\(dict\\) or null"),
+        ("protocol_version", "v1", "protocol_version must be a positive integer"),
+    ],
+)
+def test_a_record_of_the_wrong_type_is_refused_naming_file_and_line(tmp_path, field, value, message):
+    """A results file edited by hand or written by other code: one clear error naming the file, the line and the
+    field, from every reader (load_results, and run_grid before it runs anything) -- also on the last line."""
+    path = tmp_path / "r.jsonl"
+    run_grid(metric_fn, GRID, path, seeds=SEEDS, progress=False)
+    lines = path.read_text().splitlines(keepends=True)
+    for at in (3, len(lines) - 1):
+        bad = list(lines)
+        bad[at] = json.dumps({**json.loads(lines[at]), field: value}) + "\n"
+        path.write_text("".join(bad))
+        with pytest.raises(ValueError, match=f"r\\.jsonl: line {at + 1}: record '?\\w+'?: {message}"):
+            load_results(path)
+        fn = Counter()
+        with pytest.raises(ValueError, match=f"line {at + 1}: .*{message}"):
+            run_grid(fn, {**GRID, "n": [30]}, path, seeds=SEEDS, progress=False)
+        assert fn.calls == [] and path.read_text() == "".join(bad)  # nothing ran, nothing was "repaired"
+
+
+@pytest.mark.parametrize("field", ["config", "seed", "metrics"])
+def test_a_record_without_a_required_field_is_refused(tmp_path, field):
+    path = tmp_path / "r.jsonl"
+    record = json.loads(_line("k1"))
+    del record[field]
+    path.write_text(_line("k0") + json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match=f"line 2: record 'k1' lacks the field \\['{field}'\\]"):
+        load_results(path)
 
 
 def test_failing_run_propagates_and_records_nothing(tmp_path):

@@ -15,7 +15,7 @@ import platform
 import sys
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     """The CPU model name from ``/proc/cpuinfo`` (Linux), else what :mod:`platform` knows."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
@@ -48,9 +48,9 @@ def hardware_summary(device="auto") -> str:
     if dev.type == "cuda":
         what = torch.cuda.get_device_name(dev)
     elif dev.type == "mps":
-        what = f"Apple MPS ({_cpu_model()})"
+        what = f"Apple MPS ({cpu_model()})"
     else:
-        what = f"{_cpu_model()} ({_usable_cores()} cores)"
+        what = f"{cpu_model()} ({_usable_cores()} cores)"
     return f"{what}, torch {torch.__version__}"
 
 

@@ -50,6 +50,10 @@ Rules kept deliberately simple:
 * A results path that is a directory, an unwritable or unreadable path, and a line that is not UTF-8
   text give one clear error naming the file (``OSError`` / ``ValueError``); a non-UTF-8 *last* line is a
   truncated write and is handled like any truncated last line (ignored with a warning, cut off).
+* A line that is a JSON object but not a run record of the right types (no ``config`` / ``seed`` /
+  ``metrics``, ``metrics`` not an object, ``key`` not a string, ...; :func:`check_record`) is a ``ValueError``
+  naming the file, the line and the field, from every reader -- also on the last line (valid JSON is not a
+  truncated write).
 """
 
 from __future__ import annotations
@@ -136,6 +140,45 @@ def record_version(record: Mapping) -> int:
     if version is None:
         return LEGACY_PROTOCOL_VERSION
     return check_version(version, f"record {record.get('key')!r}: protocol_version")
+
+
+#: The fields every stored run record has (:func:`check_record`).
+REQUIRED_FIELDS = ("key", "config", "seed", "metrics")
+#: The JSON type of each record field that :func:`check_record` checks (when present: older records lack some).
+_FIELD_TYPES = {
+    "key": (str, "a string"),
+    "config": (dict, "a JSON object (dict)"),
+    "seed": (int, "an integer"),
+    "scale": (str, "a string"),
+    "metrics": (dict, "a JSON object (dict)"),
+    "torch_threads": ((int, type(None)), "an integer or null"),
+    "platform": ((dict, type(None)), "a JSON object (dict) or null"),
+}
+
+
+def check_record(record: Mapping) -> Mapping:
+    """``record`` if it is a run record with fields of the right JSON types: the :data:`REQUIRED_FIELDS` present,
+    ``key`` and ``scale`` strings, ``config``, ``metrics`` (and ``platform``) objects, ``seed`` (and
+    ``torch_threads``) integers, ``protocol_version`` a positive integer. ``ValueError`` naming the first field
+    that is missing or of another type (a results file edited or written by other code), instead of a crash
+    deep inside a table or a replay."""
+    missing = [f for f in REQUIRED_FIELDS if f not in record]
+    if missing:
+        raise ValueError(f"record {record.get('key')!r} lacks the field{'s' if len(missing) > 1 else ''} {missing}")
+    for field, (types, what) in _FIELD_TYPES.items():
+        if field in record:
+            value = record[field]
+            if isinstance(value, bool) or not isinstance(value, types):
+                shown = json.dumps(value)
+                shown = shown if len(shown) <= 60 else shown[:57] + "..."
+                raise ValueError(
+                    f"record {record.get('key')!r}: field {field!r} must be {what}, got {type(value).__name__} {shown}"
+                )
+    try:
+        record_version(record)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    return record
 
 
 def latest_records(records) -> dict:
@@ -319,7 +362,7 @@ def _parse_lines(data: bytes, path, *, warn: bool = True) -> tuple[list[dict], i
         if not isinstance(rec, dict) or "key" not in rec:
             raise ValueError(f"{path}: line {i + 1} is not a run record (a JSON object with a 'key')")
         try:
-            record_version(rec)
+            check_record(rec)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{path}: line {i + 1}: {exc}") from None
         records.append(rec)
