@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_batch_size, check_features
+from sslkit._checks import check_batch_size, check_count, check_features
 
 __all__ = ["batch_means", "expand_batches", "n_batches"]
 

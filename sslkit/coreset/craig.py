@@ -22,8 +22,7 @@ import time
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_batch_size, check_budget, check_features, check_gradients
+from sslkit._checks import check_batch_size, check_budget, check_count, check_features, check_gradients
 from sslkit.coreset.batches import batch_means, expand_batches
 
 __all__ = ["Craig", "facility_location", "craig_similarity"]

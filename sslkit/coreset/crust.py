@@ -25,8 +25,7 @@ import time
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_budget, check_gradients, check_labels
+from sslkit._checks import check_budget, check_count, check_gradients, check_labels
 from sslkit.coreset.craig import METRICS, craig_similarity, facility_location
 
 __all__ = ["Crust", "proportional_budgets", "mixup"]

@@ -30,8 +30,7 @@ import time
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_budget, check_gradients
+from sslkit._checks import check_budget, check_count, check_gradients
 
 __all__ = ["BayesianCoreset", "giga_step"]
 

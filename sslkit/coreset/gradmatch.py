@@ -25,8 +25,7 @@ import time
 
 import torch
 
-from sslkit._checks import check_count, check_seed
-from sslkit.coreset._inputs import check_batch_size, check_budget, check_gradients, check_positive
+from sslkit._checks import check_batch_size, check_budget, check_count, check_gradients, check_positive, check_seed
 from sslkit.coreset.batches import batch_means, expand_batches
 
 __all__ = ["GradMatch", "nonnegative_ridge", "omp_nonnegative"]

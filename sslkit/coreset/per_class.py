@@ -15,8 +15,7 @@ import time
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_budget, check_gradients, check_labels
+from sslkit._checks import check_budget, check_count, check_gradients, check_labels
 from sslkit.coreset.crust import proportional_budgets
 from sslkit.coreset.retrieve import Retrieve
 

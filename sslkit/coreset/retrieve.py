@@ -49,15 +49,16 @@ import time
 import numpy as np
 import torch
 
-from sslkit._checks import check_count, check_seed
-from sslkit.coreset._inputs import (
+from sslkit._checks import (
     check_budget,
+    check_count,
     check_features,
     check_gradients,
     check_labeled_not_empty,
     check_labels,
     check_open_unit,
     check_positive,
+    check_seed,
 )
 
 __all__ = ["Retrieve", "one_step_objective", "stochastic_candidates"]

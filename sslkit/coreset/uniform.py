@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from sslkit._checks import check_count, check_seed
-from sslkit.coreset._inputs import check_budget
+from sslkit._checks import check_budget, check_count, check_seed
 
 __all__ = ["RandomCoreset"]
 
