@@ -24,6 +24,7 @@ import torch
 
 from sslkit._checks import check_batch_size, check_budget, check_count, check_features, check_gradients
 from sslkit.coreset.batches import batch_means, expand_batches
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
 __all__ = ["Craig", "facility_location", "craig_similarity"]
 
@@ -75,7 +76,7 @@ def facility_location(similarity, k: int):
     return torch.tensor(order, dtype=torch.long), torch.tensor(gains, dtype=torch.float64)
 
 
-class Craig:
+class Craig(CoresetStrategy):
     """Per-batch CRAIG: ``Craig(k, batch_size=50, metric="sqeuclidean").fit(unlabeled_grads)``.
 
     ``unlabeled_grads``: ``N x d`` per-sample gradients ``m_j grad l_u(x_j)`` (any device; rows in the
@@ -111,6 +112,11 @@ class Craig:
         self.gains_, self.objective_ = gains, float(gains.sum())
         self.timings_ = {"total": time.perf_counter() - t0}
         return self
+
+    def select(self, inputs: SelectionInputs):
+        """:meth:`fit` on ``inputs.gradients``."""
+        inputs.require("Craig", "gradients")
+        return self.with_params().fit(inputs.gradients)._result()
 
     def __repr__(self):
         return f"Craig(k={self.k}, batch_size={self.batch_size}, metric={self.metric!r})"

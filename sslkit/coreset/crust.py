@@ -27,6 +27,7 @@ import torch
 
 from sslkit._checks import check_budget, check_count, check_gradients, check_labels
 from sslkit.coreset.craig import METRICS, craig_similarity, facility_location
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
 __all__ = ["Crust", "proportional_budgets", "mixup"]
 
@@ -49,14 +50,17 @@ def proportional_budgets(counts, k: int) -> torch.Tensor:
     return base
 
 
-class Crust:
+class Crust(CoresetStrategy):
     """``Crust(k, metric="sqeuclidean").fit(unlabeled_grads, classes)`` (module docstring).
 
     ``unlabeled_grads``: ``N x d`` rows; ``classes``: ``N`` (pseudo-)labels. Attributes after ``fit``:
     ``indices_`` (int64 CPU, class by class in increasing class order, each class in its pick order),
     ``weights_`` (float32 cluster sizes; they sum to ``N``), ``budgets_`` (per class), ``classes_`` (the class
-    of each chosen index), ``timings_``.
+    of each chosen index), ``timings_``. ``select(inputs)``: :meth:`fit` on ``inputs.gradients`` and
+    ``inputs.pseudo_labels``.
     """
+
+    needs = ("gradients", "pseudo_labels")
 
     def __init__(self, k, *, metric: str = "sqeuclidean"):
         self.k = check_count(k, "k", allow_zero=False)
@@ -95,6 +99,10 @@ class Crust:
         self.budgets_ = budgets
         self.timings_ = {"total": time.perf_counter() - t0}
         return self
+
+    def select(self, inputs: SelectionInputs):
+        inputs.require("Crust", "gradients", "pseudo_labels")
+        return self.with_params().fit(inputs.gradients, inputs.pseudo_labels)._result()
 
     def __repr__(self):
         return f"Crust(k={self.k}, metric={self.metric!r})"

@@ -27,6 +27,7 @@ import torch
 
 from sslkit._checks import check_batch_size, check_budget, check_count, check_gradients, check_positive, check_seed
 from sslkit.coreset.batches import batch_means, expand_batches
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
 __all__ = ["GradMatch", "nonnegative_ridge", "omp_nonnegative"]
 
@@ -101,7 +102,7 @@ def omp_nonnegative(A, b, n_atoms: int, *, lam: float = 0.5, tol: float = 1e-100
     return torch.tensor(support, dtype=torch.long), w
 
 
-class GradMatch:
+class GradMatch(CoresetStrategy):
     """Per-batch GradMatch: ``GradMatch(k, batch_size=50, lam=0.5, tol=1e-100, seed=0).fit(unlabeled_grads)``.
 
     ``unlabeled_grads``: ``N x d`` per-sample gradients (rows in the unlabeled set's order); ``target``
@@ -152,6 +153,11 @@ class GradMatch:
         self.indices_, self.weights_ = expand_batches(batches, weights, n, self.batch_size)
         self.timings_ = {"total": time.perf_counter() - t0}
         return self
+
+    def select(self, inputs: SelectionInputs):
+        """:meth:`fit` on ``inputs.gradients`` with the seed ``seed + inputs.draw`` (the random fill)."""
+        inputs.require("GradMatch", "gradients")
+        return self.with_params(seed=self.seed + inputs.draw).fit(inputs.gradients)._result()
 
     def __repr__(self):
         return f"GradMatch(k={self.k}, batch_size={self.batch_size}, lam={self.lam}, tol={self.tol}, seed={self.seed})"
