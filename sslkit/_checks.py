@@ -189,14 +189,14 @@ def check_indices(indices, n: int, name: str = "indices", *, distinct: bool = Fa
         arr = indices.detach().cpu().numpy()
     else:
         arr = np.asarray(indices)
-    if arr.dtype == object or arr.dtype.kind not in "iu" or arr.dtype == np.bool_:
-        raise TypeError(f"{name} must be integer positions, got dtype {arr.dtype} (floats would be truncated)")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if arr.size == 0:
+    if arr.size == 0:  # an empty list has no integer dtype of its own
         if not allow_empty:
             raise ValueError(f"{name} is empty: select at least one position")
-        return arr.astype(np.int64)
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype == object or arr.dtype.kind not in "iu" or arr.dtype == np.bool_:
+        raise TypeError(f"{name} must be integer positions, got dtype {arr.dtype} (floats would be truncated)")
     lo, hi = int(arr.min()), int(arr.max())
     if lo < 0 or hi >= n:
         raise ValueError(f"{name} must lie in [0, {n}), got values in [{lo}, {hi}] (negative values are not wrapped)")

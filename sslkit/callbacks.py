@@ -41,7 +41,7 @@ import time
 
 import torch
 
-from sslkit._checks import check_bool, check_count, check_seed
+from sslkit._checks import check_bool, check_count, check_real, check_seed
 from sslkit.algorithms.base import Hook, eval_logits, forward, frozen_bn
 from sslkit.coreset import (
     STRATEGIES,
@@ -62,10 +62,8 @@ MODES = ("eval", "train")
 def warm_start_epochs(kappa: float, epochs: int, fraction: float) -> int:
     """Paper C §3.4: ``T_w = κ T k / m`` epochs on the full unlabeled set (rounded to the nearest epoch);
     the iterations they take equal κ of a coreset run of T epochs (``κ T k / B``), the budget CORDS uses."""
-    if isinstance(kappa, bool) or not 0 <= kappa < 1:
-        raise ValueError(f"kappa must be in [0, 1), got {kappa!r}")
-    if isinstance(fraction, bool) or not 0 < fraction <= 1:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    kappa = check_real(kappa, "kappa", low=0.0, high=1.0, high_open=True)
+    fraction = check_real(fraction, "fraction", low=0.0, high=1.0, low_open=True)
     return int(round(kappa * check_count(epochs, "epochs") * fraction))
 
 

@@ -104,7 +104,8 @@ _SCHEDULES = (None, "cosine")
 def cosine_lr_factor(step: int, total_steps: int) -> float:
     """FixMatch's cosine decay factor ``cos(7 pi t / (16 T))`` (Sohn et al. 2020, used by USB and by
     papers B and C); ``t`` is clipped to ``[0, T]``."""
-    t = min(max(step, 0), total_steps)
+    step, total_steps = check_count(step, "step"), check_count(total_steps, "total_steps", allow_zero=False)
+    t = min(step, total_steps)
     return math.cos(7.0 * math.pi * t / (16.0 * total_steps))
 
 

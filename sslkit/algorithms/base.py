@@ -86,6 +86,24 @@ class Batch:
     step: int = 0
     epoch: int = 0
 
+    def __post_init__(self):
+        # shapes and dtypes only (host metadata: no device synchronisation on the training path)
+        if self.y_l.dim() != 1 or self.y_l.shape[0] != self.x_l.shape[0]:
+            raise ValueError(
+                f"Batch: y_l must have one label per row of x_l ({self.x_l.shape[0]}), got {tuple(self.y_l.shape)}"
+            )
+        if self.y_l.is_floating_point():
+            raise TypeError(f"Batch: y_l must hold integer labels, got {self.y_l.dtype}")
+        n_u = None if self.x_u is None else self.x_u.shape[0]
+        for name in ("u_idx", "u_weight"):
+            v = getattr(self, name)
+            if v is not None and (n_u is None or v.dim() != 1 or v.shape[0] != n_u):
+                raise ValueError(
+                    f"Batch: {name} must have one entry per row of x_u ({n_u}), got shape {tuple(v.shape)}"
+                )
+        if self.u_idx is not None and (self.u_idx.is_floating_point() or self.u_idx.dtype == torch.bool):
+            raise TypeError(f"Batch: u_idx must hold integer indices into X_u, got {self.u_idx.dtype}")
+
 
 @dataclass
 class FitContext:

@@ -186,8 +186,13 @@ class FlexMatch(FixMatch):
                 f"dtype {u_idx.dtype} and shape {tuple(u_idx.shape)}"
             )
         u_idx = u_idx.to(device=device, dtype=torch.int64)
-        if bool(((u_idx < 0) | (u_idx >= self.num_unlabeled_)).any()):
-            raise ValueError(f"u_idx must lie in [0, num_unlabeled={self.num_unlabeled_})")
+        sorted_idx = torch.sort(u_idx).values
+        out_of_range = ((u_idx < 0) | (u_idx >= self.num_unlabeled_)).any()
+        repeated = (sorted_idx[1:] == sorted_idx[:-1]).any()
+        if bool(out_of_range | repeated):  # one host synchronisation for both tests
+            if bool(out_of_range):
+                raise ValueError(f"u_idx must lie in [0, num_unlabeled={self.num_unlabeled_}) (never wrapped)")
+            raise ValueError("u_idx must be distinct: one per-sample state slot per row of the batch")
         return u_idx
 
     # -------------------------------------------------------------------------------------- step

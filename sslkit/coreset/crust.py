@@ -35,7 +35,10 @@ __all__ = ["Crust", "proportional_budgets", "mixup"]
 def proportional_budgets(counts, k: int) -> torch.Tensor:
     """Per-class budgets ``k_c`` (int64) proportional to ``counts`` and summing to ``k``: the floors of
     ``k n_c / N`` plus one for the largest remainders (ties to the smaller class index), never above ``n_c``."""
-    n = torch.as_tensor(counts, dtype=torch.long).reshape(-1)
+    n = torch.as_tensor(counts).reshape(-1)
+    if n.is_floating_point() or n.is_complex() or n.dtype == torch.bool:
+        raise TypeError(f"counts must be integer class sizes, got dtype {n.dtype} (floats would be truncated)")
+    n = n.to(torch.long)
     if n.numel() == 0 or bool((n < 0).any()):
         raise ValueError("counts must be a non-empty vector of non-negative class sizes")
     total = int(n.sum())

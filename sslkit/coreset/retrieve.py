@@ -50,10 +50,12 @@ import numpy as np
 import torch
 
 from sslkit._checks import (
+    check_bool,
     check_budget,
     check_count,
     check_features,
     check_gradients,
+    check_indices,
     check_labeled_not_empty,
     check_labels,
     check_open_unit,
@@ -170,7 +172,7 @@ def one_step_objective(
     lr, lam = check_positive(lr, "lr"), check_positive(lam, "lam")
     side = _LabeledSide(Z, y, H)
     side.step(side.gradient(), lr)
-    idx = torch.as_tensor(subset, dtype=torch.long, device=G.device).reshape(-1)
+    idx = torch.from_numpy(check_indices(subset, G.shape[0], "subset", allow_empty=True)).to(G.device)
     if idx.numel():
         side.step(G[idx].sum(dim=0), lr * lam)
     return -side.loss()
@@ -230,7 +232,7 @@ class Retrieve(CoresetStrategy):
             raise ValueError(f"rounds = {self.rounds} exceeds k = {self.k}: each round must add at least one point")
         self.lr = check_positive(lr, "lr")
         self.lam = check_positive(lam, "lam")
-        self.cords_compatible = bool(cords_compatible)
+        self.cords_compatible = check_bool(cords_compatible, "cords_compatible")
         self.seed = check_seed(seed)
 
     def fit(self, unlabeled_grads, labeled_logits, labels, labeled_features=None):

@@ -57,6 +57,8 @@ def _as_index_array(values, name: str) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be a 1-D array of integer indices, got dtype {arr.dtype} and shape {arr.shape}")
+    if arr.dtype.kind == "i" and arr.min() < 0:
+        raise ValueError(f"{name} holds negative indices (e.g. {int(arr.min())}); indices are >= 0, never wrapped")
     return arr.astype(np.int64, copy=False)
 
 
