@@ -677,11 +677,15 @@ class Trainer:
         """Raise when a step left NaN or infinite weights (or BatchNorm statistics) although the epoch's
         loss was finite -- e.g. an exploding gradient in the epoch's last step. One test per epoch (one host
         synchronisation), not per step: a non-finite weight makes every later loss of the epoch non-finite."""
-        tensors = [t for t in (*self.model.parameters(), *self.model.buffers()) if t.is_floating_point()]
-        if not tensors or bool(torch.stack([torch.isfinite(t).all() for t in tensors]).all()):
+        tensors = [t.detach() for t in (*self.model.parameters(), *self.model.buffers()) if t.is_floating_point()]
+        # a NaN or inf entry makes the total non-finite; only then are the tensors tested one by one (the sum
+        # of finite entries may also overflow)
+        if not tensors or bool(torch.isfinite(torch.stack([t.sum(dtype=torch.float32) for t in tensors]).sum())):
             return
         named = (*self.model.named_parameters(), *self.model.named_buffers())
         bad = [n for n, t in named if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+        if not bad:
+            return
         first = self.iteration - n_it + 1
         raise FloatingPointError(
             f"the model's weights became NaN or infinite in epoch {self.epoch} (iterations {first}-{self.iteration}) "
