@@ -158,18 +158,18 @@ CASES = {
     "objective subset negative": (lambda: one_step_objective(G, Z, Y, subset=[-1], lr=0.1), ValueError, "subset"),
     "objective subset float": (lambda: one_step_objective(G, Z, Y, subset=[1.5], lr=0.1), TypeError, "subset"),
     "mmd negative index": (lambda: alpha_mmd2(torch.randn(5, 2), [-1], 0.5, 1.0, device="cpu"), ValueError, "indices"),
-    "flexmatch repeated u_idx": (_flexmatch_step(torch.tensor([1, 1, 2])), ValueError, "distinct"),
     "flexmatch negative u_idx": (_flexmatch_step(torch.tensor([-1, 0, 2])), ValueError, "never wrapped"),
     "batch float u_idx": (
         lambda: Batch(torch.zeros(2, 4), torch.zeros(2, dtype=torch.long), torch.zeros(3, 4), torch.zeros(3)),
-        TypeError,
-        "u_idx",
+        ValueError,
+        "u_idx must hold integer",
     ),
     "batch u_weight wrong length": (
         lambda: Batch(torch.zeros(2, 4), torch.zeros(2, dtype=torch.long), torch.zeros(3, 4), None, torch.ones(2)),
         ValueError,
         "u_weight",
     ),
+    "batch list labels": (lambda: Batch(torch.zeros(2, 4), [0, 1]), TypeError, "y_l must be a torch tensor"),
     "batch labels wrong length": (
         lambda: Batch(torch.zeros(2, 4), torch.zeros(3, dtype=torch.long)),
         ValueError,

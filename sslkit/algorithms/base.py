@@ -88,6 +88,10 @@ class Batch:
 
     def __post_init__(self):
         # shapes and dtypes only (host metadata: no device synchronisation on the training path)
+        for name in ("x_l", "y_l", "x_u", "u_idx", "u_weight"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, torch.Tensor):
+                raise TypeError(f"Batch: {name} must be a torch tensor, got {type(v).__name__}")
         if self.y_l.dim() != 1 or self.y_l.shape[0] != self.x_l.shape[0]:
             raise ValueError(
                 f"Batch: y_l must have one label per row of x_l ({self.x_l.shape[0]}), got {tuple(self.y_l.shape)}"
@@ -102,7 +106,7 @@ class Batch:
                     f"Batch: {name} must have one entry per row of x_u ({n_u}), got shape {tuple(v.shape)}"
                 )
         if self.u_idx is not None and (self.u_idx.is_floating_point() or self.u_idx.dtype == torch.bool):
-            raise TypeError(f"Batch: u_idx must hold integer indices into X_u, got {self.u_idx.dtype}")
+            raise ValueError(f"Batch: u_idx must hold integer indices into X_u, got {self.u_idx.dtype}")
 
 
 @dataclass

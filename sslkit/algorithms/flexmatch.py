@@ -38,6 +38,8 @@ which coincides with USB whenever at least one sample was selected and not all N
 
 Sample indices. The per-sample state needs the dataset indices of the unlabeled batch: ``batch.u_idx``
 (int64, one index in ``[0, N_U)`` per row of ``x_u``), which :class:`sslkit.engine.Trainer` always passes.
+An index may occur twice in one batch (the trainer's batches are cut from a stream of permutations, and a
+batch can straddle two of them); that sample's slot then keeps one of its two writes.
 When ``u_idx`` is None (a batch built by hand) FlexMatch falls back to a documented approximation:
 ``selected_label_`` is used as a **ring buffer** -- each confident prediction is written into the next
 slot (modulo N_U), so σ_c counts class c among the last N_U confident predictions and ``#unused`` is the
@@ -186,13 +188,8 @@ class FlexMatch(FixMatch):
                 f"dtype {u_idx.dtype} and shape {tuple(u_idx.shape)}"
             )
         u_idx = u_idx.to(device=device, dtype=torch.int64)
-        sorted_idx = torch.sort(u_idx).values
-        out_of_range = ((u_idx < 0) | (u_idx >= self.num_unlabeled_)).any()
-        repeated = (sorted_idx[1:] == sorted_idx[:-1]).any()
-        if bool(out_of_range | repeated):  # one host synchronisation for both tests
-            if bool(out_of_range):
-                raise ValueError(f"u_idx must lie in [0, num_unlabeled={self.num_unlabeled_}) (never wrapped)")
-            raise ValueError("u_idx must be distinct: one per-sample state slot per row of the batch")
+        if bool(((u_idx < 0) | (u_idx >= self.num_unlabeled_)).any()):
+            raise ValueError(f"u_idx must lie in [0, num_unlabeled={self.num_unlabeled_}) (never wrapped)")
         return u_idx
 
     # -------------------------------------------------------------------------------------- step
