@@ -125,7 +125,7 @@ class Craig(CoresetStrategy):
     def select(self, inputs: SelectionInputs):
         """:meth:`fit` on ``inputs.gradients``."""
         inputs.require("Craig", "gradients")
-        return self.with_params().fit(inputs.gradients)._result()
+        return self.with_params().fit(inputs.gradients).result()
 
     def __repr__(self):
         return f"Craig(k={self.k}, batch_size={self.batch_size}, metric={self.metric!r})"

@@ -105,7 +105,7 @@ class Crust(CoresetStrategy):
 
     def select(self, inputs: SelectionInputs):
         inputs.require("Crust", "gradients", "pseudo_labels")
-        return self.with_params().fit(inputs.gradients, inputs.pseudo_labels)._result()
+        return self.with_params().fit(inputs.gradients, inputs.pseudo_labels).result()
 
     def __repr__(self):
         return f"Crust(k={self.k}, metric={self.metric!r})"

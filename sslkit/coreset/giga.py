@@ -127,7 +127,7 @@ class BayesianCoreset(CoresetStrategy):
     def select(self, inputs: SelectionInputs):
         """:meth:`fit` on ``inputs.gradients``."""
         inputs.require("BayesianCoreset", "gradients")
-        return self.with_params().fit(inputs.gradients)._result()
+        return self.with_params().fit(inputs.gradients).result()
 
     def __repr__(self):
         return f"BayesianCoreset(k={self.k}, max_iter={self.max_iter})"

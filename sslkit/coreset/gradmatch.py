@@ -174,7 +174,7 @@ class GradMatch(CoresetStrategy):
     def select(self, inputs: SelectionInputs):
         """:meth:`fit` on ``inputs.gradients`` with the seed ``seed + inputs.draw`` (the random fill)."""
         inputs.require("GradMatch", "gradients")
-        return self.with_params(seed=self.seed + inputs.draw).fit(inputs.gradients)._result()
+        return self.with_params(seed=self.seed + inputs.draw).fit(inputs.gradients).result()
 
     def __repr__(self):
         return f"GradMatch(k={self.k}, batch_size={self.batch_size}, lam={self.lam}, tol={self.tol}, seed={self.seed})"

@@ -83,7 +83,7 @@ class PerClassRetrieve(CoresetStrategy):
         return (
             self.with_params(**round_step(self, inputs))
             .fit(inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.pseudo_labels, inputs.labeled_features)
-            ._result()
+            .result()
         )
 
     def __repr__(self):

@@ -268,7 +268,7 @@ class Retrieve(CoresetStrategy):
         return (
             self.with_params(**round_step(self, inputs))
             .fit(inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.labeled_features)
-            ._result()
+            .result()
         )
 
     def _outer_gradient(self, side: _LabeledSide, step: int) -> torch.Tensor:

@@ -81,7 +81,8 @@ class CoresetStrategy:
     """Base class of the coreset strategies (module docstring).
 
     ``needs``: the :data:`NEEDS` a strategy reads. :meth:`select` returns ``(indices, weights)``: int64 CPU
-    indices into the pool (distinct) and their float32 weights. :meth:`get_params` / :meth:`with_params`:
+    indices into the pool (distinct) and their float32 weights (:meth:`result` of the round's ``fit``).
+    :meth:`get_params` / :meth:`with_params`:
     the constructor's arguments, and a copy with some of them changed (scikit-learn's ``get_params`` /
     ``clone``).
     """
@@ -110,5 +111,6 @@ class CoresetStrategy:
         k = params.pop("k")
         return type(self)(k, **params)
 
-    def _result(self) -> tuple[torch.Tensor, torch.Tensor]:
+    def result(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(indices_, weights_)`` of the last :meth:`fit`."""
         return self.indices_, self.weights_

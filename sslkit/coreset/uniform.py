@@ -38,7 +38,7 @@ class RandomCoreset(CoresetStrategy):
         return self
 
     def select(self, inputs: SelectionInputs):
-        return self.with_params().fit(inputs.n, draw=inputs.draw)._result()
+        return self.with_params().fit(inputs.n, draw=inputs.draw).result()
 
     def __repr__(self):
         return f"RandomCoreset(k={self.k}, seed={self.seed})"
