@@ -3,10 +3,13 @@
 Layers (each imports only from the layers below it):
 
 * mathematics of each paper: :mod:`sslkit.risk` (paper A), :mod:`sslkit.select` (paper B),
-  :mod:`sslkit.coreset` (paper C); plus :mod:`sslkit.data` and :mod:`sslkit.models`;
+  :mod:`sslkit.coreset` (paper C), independent of each other; plus :mod:`sslkit.data`, :mod:`sslkit.models`,
+  :mod:`sslkit.features` and the shared input checks ``sslkit._checks``;
 * :mod:`sslkit.algorithms`: one class per SSL method, losses only;
-* :mod:`sslkit.engine`: the one training loop;
+* :mod:`sslkit.engine` (the one training loop) and :mod:`sslkit.callbacks`;
 * :mod:`sslkit.experiments` and :mod:`sslkit.cli`: grids, tables, notebook runs.
+
+``tests/test_layers.py`` enforces the order.
 
 Importing ``sslkit`` itself is cheap: sub-packages are imported on first use.
 """

@@ -64,7 +64,12 @@ The algorithm computes the loss of one :class:`~sslkit.algorithms.Batch` (the co
 ``history_`` holds one dict per epoch: ``epoch`` (1-based), ``iterations``, ``loss`` (mean of the logged
 ``"loss"``, else of the back-propagated loss), the mean of every other key of
 :attr:`LossOutput.logs`, ``val_acc`` (when validation data are given), ``lr`` (learning rate after the
-epoch's last step) and ``seconds`` (wall-clock time of the epoch, excluding epoch hooks).
+epoch's last step), ``seconds`` (wall-clock time of the epoch, excluding epoch hooks) and whatever the hooks
+recorded with :meth:`Trainer.log` (the only way anything else writes a row).
+
+Failures are loud: a non-finite epoch loss, or weights (or BatchNorm statistics) that a step left NaN or
+infinite although the loss was finite, raise ``FloatingPointError`` naming the epoch and its iterations
+(checked once per epoch: one host synchronisation).
 """
 
 from __future__ import annotations
@@ -91,13 +96,16 @@ from sslkit.seeding import derive_seeds, make_generator, seed_everything
 __all__ = ["EarlyStopping", "Hook", "Trainer", "UnlabeledSampler", "cosine_lr_factor"]
 
 _OPTIMIZERS = ("adam", "sgd")
+#: the keys of a history row the trainer writes itself (Trainer.log refuses them)
+_OWN_KEYS = ("epoch", "iterations", "loss", "val_acc", "lr", "seconds")
 _SCHEDULES = (None, "cosine")
 
 
 def cosine_lr_factor(step: int, total_steps: int) -> float:
     """FixMatch's cosine decay factor ``cos(7 pi t / (16 T))`` (Sohn et al. 2020, used by USB and by
     papers B and C); ``t`` is clipped to ``[0, T]``."""
-    t = min(max(step, 0), total_steps)
+    step, total_steps = check_count(step, "step"), check_count(total_steps, "total_steps", allow_zero=False)
+    t = min(step, total_steps)
     return math.cos(7.0 * math.pi * t / (16.0 * total_steps))
 
 
@@ -186,6 +194,21 @@ def _check_label_range(y: torch.Tensor, name: str, num_classes: int) -> None:
     lo, hi = int(y.min()), int(y.max())
     if lo < 0 or hi >= num_classes:
         raise ValueError(f"{name} has labels in [{lo}, {hi}], outside [0, num_classes) = [0, {num_classes})")
+
+
+def check_hooks(hooks, name: str) -> list:
+    """``hooks`` as a list of :class:`Hook` objects, none registered twice (an equal hook -- the same callback
+    at the same schedule, e.g. ``cb.hooks() + cb.hooks()`` -- would fire twice)."""
+    hooks = list(hooks)
+    for i, h in enumerate(hooks):
+        if not isinstance(h, Hook):
+            raise TypeError(
+                f"{name} must contain Hook objects (wrap a function as Hook(fn, every=..., unit=...)), "
+                f"got {type(h).__name__}"
+            )
+        if any(h is g or h == g for g in hooks[:i]):
+            raise ValueError(f"{name}: hook {h.name!r} is registered twice (it would fire twice): register it once")
+    return hooks
 
 
 def _sync(device: torch.device) -> None:
@@ -345,21 +368,43 @@ class Trainer:
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         if not isinstance(algorithm, SSLAlgorithm):
             raise TypeError(f"algorithm must be an sslkit.algorithms.SSLAlgorithm, got {type(algorithm).__name__}")
+        self.model, self.algorithm = model, algorithm
+        self._set_optimisation(optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps)
+        self._set_epochs(epochs, iterations_per_epoch, batch_size, unlabeled_batch_size)
+        self._set_ema(ema_decay, ema_warmup)
+        if not (amp == "auto" or isinstance(amp, bool)):
+            raise ValueError(f"amp must be 'auto', True or False, got {amp!r}")
+        if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
+            raise TypeError(f"early_stopping must be None or an EarlyStopping, got {type(early_stopping).__name__}")
+        self.device, self.amp, self.early_stopping = device, amp, early_stopping
+        self.hooks = check_hooks(hooks, "hooks")
+        self.num_classes = None if num_classes is None else check_count(num_classes, "num_classes", allow_zero=False)
+        self.seed, self.progress = check_seed(seed), bool(progress)
+        self.decay_norm_and_bias = bool(decay_norm_and_bias)
+        self.epoch, self.iteration, self.stop_training = 0, 0, False
+        self.ema_model_ = None
+
+    def _set_optimisation(self, optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps) -> None:
         if optimizer not in _OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {optimizer!r}")
         if schedule not in _SCHEDULES:
             raise ValueError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}")
+        self.optimizer, self.schedule = optimizer, schedule
         self.lr = _positive_float(lr, "lr")
         self.weight_decay = _nonneg_float(weight_decay, "weight_decay")
         self.momentum = _nonneg_float(momentum, "momentum")
         if self.momentum >= 1:
             raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+        self.nesterov = bool(nesterov)
+        self.total_steps = None if total_steps is None else check_count(total_steps, "total_steps", allow_zero=False)
+
+    def _set_epochs(self, epochs, iterations_per_epoch, batch_size, unlabeled_batch_size) -> None:
         self.epochs = check_count(epochs, "epochs", allow_zero=False)
         if iterations_per_epoch == "unlabeled":
-            if not algorithm.uses_unlabeled:
+            if not self.algorithm.uses_unlabeled:
                 raise ValueError(
                     f"iterations_per_epoch='unlabeled' needs an algorithm that uses unlabeled data; "
-                    f"{algorithm.name!r} does not"
+                    f"{self.algorithm.name!r} does not"
                 )
             self.iterations_per_epoch = "unlabeled"
         else:
@@ -368,40 +413,19 @@ class Trainer:
                 if iterations_per_epoch is None
                 else check_count(iterations_per_epoch, "iterations_per_epoch", allow_zero=False)
             )
-        self.total_steps = None if total_steps is None else check_count(total_steps, "total_steps", allow_zero=False)
+        self.batch_size = check_count(batch_size, "batch_size", allow_zero=False)
+        self.unlabeled_batch_size = check_count(unlabeled_batch_size, "unlabeled_batch_size", allow_zero=False)
+
+    def _set_ema(self, ema_decay, ema_warmup) -> None:
         if not isinstance(ema_warmup, bool):
             raise TypeError(f"ema_warmup must be True or False, got {ema_warmup!r}")
         if ema_warmup and ema_decay is None:
             raise ValueError("ema_warmup=True needs ema_decay")
-        self.ema_warmup = ema_warmup
-        self.batch_size = check_count(batch_size, "batch_size", allow_zero=False)
-        self.unlabeled_batch_size = check_count(unlabeled_batch_size, "unlabeled_batch_size", allow_zero=False)
         if ema_decay is not None:
             ema_decay = _nonneg_float(ema_decay, "ema_decay")
             if ema_decay >= 1:
                 raise ValueError(f"ema_decay must be in [0, 1) or None, got {ema_decay!r}")
-        if not (amp == "auto" or isinstance(amp, bool)):
-            raise ValueError(f"amp must be 'auto', True or False, got {amp!r}")
-        if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
-            raise TypeError(f"early_stopping must be None or an EarlyStopping, got {type(early_stopping).__name__}")
-        hooks = list(hooks)
-        for h in hooks:
-            if not isinstance(h, Hook):
-                raise TypeError(
-                    f"hooks must contain Hook objects (wrap a function as Hook(fn, every=..., "
-                    f"unit=...)), got {type(h).__name__}"
-                )
-        if num_classes is not None:
-            num_classes = check_count(num_classes, "num_classes", allow_zero=False)
-
-        self.model, self.algorithm = model, algorithm
-        self.device, self.optimizer, self.nesterov = device, optimizer, bool(nesterov)
-        self.schedule, self.ema_decay, self.amp = schedule, ema_decay, amp
-        self.early_stopping, self.hooks = early_stopping, hooks
-        self.seed, self.progress, self.num_classes = check_seed(seed), bool(progress), num_classes
-        self.decay_norm_and_bias = bool(decay_norm_and_bias)
-        self.epoch, self.iteration, self.stop_training = 0, 0, False
-        self.ema_model_ = None
+        self.ema_decay, self.ema_warmup = ema_decay, ema_warmup
 
     # ------------------------------------------------------------------------------------------ fit
     def fit(self, X_l, y_l, X_u=None, X_val=None, y_val=None):
@@ -424,6 +448,7 @@ class Trainer:
         _sync(device)
         self.timings_["setup"] = time.perf_counter() - t_fit
         for _ in range(self.epochs):
+            self._recorded = False  # log() now goes to the coming epoch's row
             self._run_due(self._hooks["before", "epoch"], self.epoch, device)
             record = self._train_epoch(device)
             self._validate(record)
@@ -521,10 +546,7 @@ class Trainer:
             ema_model=self.ema_model_,
         )
         algo.setup(model, self.context_)
-        all_hooks = self.hooks + list(algo.hooks())
-        for h in all_hooks:
-            if not isinstance(h, Hook):
-                raise TypeError(f"{type(algo).__name__}.hooks() must return Hook objects, got {type(h).__name__}")
+        all_hooks = check_hooks(self.hooks + check_hooks(algo.hooks(), f"{type(algo).__name__}.hooks()"), "hooks")
         self._hooks = {
             (w, u): [h for h in all_hooks if h.when == w and h.unit == u]
             for w in ("before", "after")
@@ -542,6 +564,7 @@ class Trainer:
         for h in all_hooks:
             self.timings_[f"hook:{h.name}"] = 0.0
         self._best_state, self._wait = None, 0
+        self._logged, self._recorded = {}, False
 
     def _labeled_batches(self, device):
         """The labeled index batches of one epoch (and so the epoch's length)."""
@@ -602,6 +625,7 @@ class Trainer:
             raise FloatingPointError(
                 f"training loss is {record['loss']} in epoch {self.epoch}: lower the learning rate or check the inputs"
             )
+        self._check_finite_weights(n_it)
         self._t_epoch = t_epoch
         return record
 
@@ -625,7 +649,48 @@ class Trainer:
                 self._wait += 1
         record["lr"] = self.optimizer_.param_groups[0]["lr"]
         record["seconds"] = time.perf_counter() - self._t_epoch
+        record.update(self._logged)
+        self._logged = {}
         self.history_.append(record)
+        self._recorded = True  # log() from the after-epoch hooks goes to this row
+
+    def log(self, **values) -> None:
+        """Record ``name=value`` pairs in the current epoch's ``history_`` row: the row of the epoch that just
+        ended when called from an "after epoch" hook, else the row of the epoch under way (hooks and
+        callbacks record per-epoch values this way, e.g. Ours (Iter)'s ``a``; nothing else writes
+        ``history_``). Values are real numbers or 0-d tensors (stored as floats); the trainer's own keys
+        (``epoch``, ``iterations``, ``loss``, ``val_acc``, ``lr``, ``seconds``) are refused."""
+        if not hasattr(self, "_logged"):
+            raise RuntimeError("Trainer.log records into a fit's history: call it from a hook during fit()")
+        row = {}
+        for key, value in values.items():
+            if key in _OWN_KEYS:
+                raise ValueError(f"log: {key!r} is one of the trainer's own history keys {_OWN_KEYS}")
+            if isinstance(value, torch.Tensor) and value.dim() == 0:
+                value = float(value)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"log: {key} must be a real number or a 0-d tensor, got {value!r}")
+            row[key] = float(value)
+        (self.history_[-1] if self._recorded else self._logged).update(row)
+
+    def _check_finite_weights(self, n_it: int) -> None:
+        """Raise when a step left NaN or infinite weights (or BatchNorm statistics) although the epoch's
+        loss was finite -- e.g. an exploding gradient in the epoch's last step. One test per epoch (one host
+        synchronisation), not per step: a non-finite weight makes every later loss of the epoch non-finite."""
+        tensors = [t.detach() for t in (*self.model.parameters(), *self.model.buffers()) if t.is_floating_point()]
+        # a NaN or inf entry makes the total non-finite; only then are the tensors tested one by one (the sum
+        # of finite entries may also overflow)
+        if not tensors or bool(torch.isfinite(torch.stack([t.sum(dtype=torch.float32) for t in tensors]).sum())):
+            return
+        named = (*self.model.named_parameters(), *self.model.named_buffers())
+        bad = [n for n, t in named if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+        if not bad:
+            return
+        first = self.iteration - n_it + 1
+        raise FloatingPointError(
+            f"the model's weights became NaN or infinite in epoch {self.epoch} (iterations {first}-{self.iteration}) "
+            f"although its training loss was finite: {bad[:3]}; lower the learning rate or check the gradients"
+        )
 
     def _run_due(self, hooks, count: int, device) -> float:
         """Run the hooks of ``hooks`` due at ``count``; return the seconds they took."""

@@ -119,7 +119,7 @@ def test_bad_inputs_are_refused():
         CoresetSelection("glister", 10)
     with pytest.raises(ValueError, match="gradients"):
         CoresetSelection("retrieve", 10, gradients="all")
-    with pytest.raises(ValueError, match="no options"):
+    with pytest.raises(ValueError, match=r"has no option\(s\) \['greedy'\]; its options: \['metric'\]"):
         CoresetSelection("craig", 10, greedy="naive")
     with pytest.raises(ValueError, match="positive"):
         CoresetSelection("retrieve", 0)

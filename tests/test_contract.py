@@ -195,30 +195,71 @@ def test_setup_outside_a_trainer_takes_a_hand_built_context():
         MeanTeacher().setup(None, ctx)
 
 
-def test_inspection_batches_do_not_change_stateful_algorithms():
-    for name in ("flexmatch", "freematch"):
-        tr, algo, batch = prepared(name)
-        before = [
-            t.clone()
-            for t in (
-                (algo.selected_label_, algo.classwise_acc_)
-                if name == "flexmatch"
-                else (algo.time_p_, algo.p_model_, algo.label_hist_)
-            )
-        ]
-        batch.update_state = False
-        algo.loss(tr.model, batch)
-        after = (
-            (algo.selected_label_, algo.classwise_acc_)
-            if name == "flexmatch"
-            else (algo.time_p_, algo.p_model_, algo.label_hist_)
-        )
-        assert all(torch.equal(a, b) for a, b in zip(before, after)), name
-        batch.update_state = True
-        algo.loss(tr.model, batch)
-        after = (
-            (algo.selected_label_, algo.classwise_acc_)
-            if name == "flexmatch"
-            else (algo.time_p_, algo.p_model_, algo.label_hist_)
-        )
-        assert any(not torch.equal(a, b) for a, b in zip(before, after)), name
+def _state(algo):
+    """Every tensor the algorithm holds (its statistics, thresholds, meta-network, teacher), cloned."""
+    out = {}
+    for key, value in vars(algo).items():
+        if isinstance(value, torch.Tensor):
+            out[key] = value.clone()
+        elif isinstance(value, torch.nn.Module):
+            out.update({f"{key}.{n}": t.clone() for n, t in value.state_dict().items()})
+        elif isinstance(value, torch.optim.Optimizer):
+            out[f"{key}.steps"] = repr(value.state_dict()["state"])
+        elif key == "base":
+            out.update({f"base.{n}": t for n, t in _state(value).items()})
+    return out
+
+
+def _same(a, b):
+    return a.keys() == b.keys() and all(
+        torch.equal(a[k], b[k]) if isinstance(a[k], torch.Tensor) else a[k] == b[k] for k in a
+    )
+
+
+@pytest.mark.parametrize("name", sorted(set(FACTORIES) - NO_UNLABELED_TERM - {"pnu", "ours_ec", "ours_iter"}))
+def test_unlabeled_losses_are_the_losses_of_a_step_and_change_no_state(name):
+    tr, algo, batch = prepared(name)
+    model = tr.model
+    before = _state(algo)
+    torch.manual_seed(4)
+    u = algo.unlabeled_losses(model, batch.x_u, batch.u_idx)
+    assert _same(before, _state(algo)), "unlabeled_losses changed the algorithm's state"
+    assert u.losses.shape == (16,) and u.logits.shape == (16, 2) and u.features.shape == (16, 8)
+    (g0,) = torch.autograd.grad(u.masked().sum(), u.logits)
+    assert float(g0.abs().sum()) > 0
+    if name in ("vat", "pseudo_label"):  # no random views: a training step's losses, exactly (dropout off)
+        model.eval()
+        torch.manual_seed(4)
+        step = algo.loss(model, batch).unlabeled
+        torch.manual_seed(4)
+        again = algo.unlabeled_losses(model, batch.x_u, batch.u_idx)
+        assert torch.allclose(step.masked(), again.masked(), atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["flexmatch", "freematch"])
+def test_a_training_step_updates_the_stateful_algorithms(name):
+    tr, algo, batch = prepared(name)
+    before = _state(algo)
+    algo.loss(tr.model, batch)
+    assert not _same(before, _state(algo))
+
+
+def test_algorithms_without_per_sample_losses_say_so():
+    for name in NO_UNLABELED_TERM | {"pnu", "ours_ec", "ours_iter"}:
+        algo = FACTORIES[name]()
+        assert not algo.has_unlabeled_losses()
+        with pytest.raises(NotImplementedError, match="per-sample unlabeled losses"):
+            algo.unlabeled_losses(None, torch.zeros(2, 4))
+    assert all(
+        FACTORIES[n]().has_unlabeled_losses()
+        for n in set(FACTORIES) - NO_UNLABELED_TERM - {"pnu", "ours_ec", "ours_iter"}
+    )
+
+
+def test_contract_attributes_are_declared():
+    for name, make in FACTORIES.items():
+        algo = make()
+        assert isinstance(algo.lambda_u, float) and algo.lambda_u >= 0, name
+        assert isinstance(algo.warmup_epochs, int) and algo.warmup_epochs >= 0, name
+    assert FACTORIES["ours_iter"]().warmup_epochs == 1 and FACTORIES["mean_teacher"]().lambda_u == 8.0
+    assert Supervised().warmup_epochs == 0 and PseudoLabel(0.9, warmup_epochs=3).warmup_epochs == 3

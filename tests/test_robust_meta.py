@@ -12,8 +12,10 @@ from sslkit.algorithms import (
     L2RW,
     VAT,
     Batch,
+    CrustMixup,
     FitContext,
     LossOutput,
+    PseudoLabel,
     SSLAlgorithm,
     Supervised,
     UnlabeledLosses,
@@ -30,6 +32,10 @@ class Toy(SSLAlgorithm):
 
     def __init__(self, targets, lambda_u=1.0):
         self.targets, self.lambda_u = targets, lambda_u
+
+    def unlabeled_losses(self, model, x_u, u_idx=None):
+        z = model(x_u)
+        return UnlabeledLosses(F.cross_entropy(z, self.targets[u_idx], reduction="none"), None, z, None)
 
     def loss(self, model, batch):
         sup = F.cross_entropy(model(batch.x_l), batch.y_l)
@@ -181,13 +187,33 @@ def test_ds3l_one_outer_step_lowers_the_labeled_loss_after_the_inner_step():
     assert float(out.loss.detach()) == pytest.approx(float((sup + (w * l_u).sum()).detach()), rel=1e-5)
 
 
-def test_ds3l_inspection_batches_do_not_step_the_meta_network():
+def test_ds3l_unlabeled_losses_do_not_step_the_meta_network():
     model, batch, algo = ds3l_setup()
     before = [p.clone() for p in algo.meta_net_.parameters()]
-    batch.update_state = False
-    out = algo.loss(model, batch)
-    assert "meta_loss" not in out.logs
+    u = algo.unlabeled_losses(model, batch.x_u, batch.u_idx)
     assert all(torch.equal(a, b) for a, b in zip(before, algo.meta_net_.parameters()))
+    # the base's per-sample losses weighted by the current meta-network, the weights normalised to sum 1
+    w = u.mask / u.losses.shape[0]
+    probs = torch.softmax(u.logits.detach().float(), dim=1)
+    v = algo.meta_net_(probs).detach()
+    assert torch.allclose(w, v / v.sum()) and float(w.sum()) == pytest.approx(1.0, abs=1e-6)
+    base = algo.base.unlabeled_losses(model, batch.x_u, batch.u_idx)
+    assert torch.allclose(u.losses, base.masked())
+
+
+def test_robust_wrappers_cannot_be_nested():
+    targets = torch.zeros(4, dtype=torch.long)
+    for outer in (L2RW, DS3L, CrustMixup):
+        for inner in (L2RW, DS3L, CrustMixup):
+            with pytest.raises(ValueError, match="robust-SSL wrapper"):
+                outer(inner(Toy(targets)))
+
+
+def test_robust_wrappers_take_the_base_contract_attributes():
+    base = PseudoLabel(0.9, warmup_epochs=7, lambda_u=0.5)
+    for cls in (L2RW, DS3L, CrustMixup):
+        algo = cls(base)
+        assert algo.lambda_u == 0.5 and algo.warmup_epochs == 7 and algo.has_unlabeled_losses()
 
 
 def test_bad_inputs_are_refused():

@@ -16,11 +16,17 @@ The contract, in full:
 * :class:`LossOutput` -- ``loss`` (back-propagated), ``logs`` (recorded) and, for methods with an unlabeled
   term, ``unlabeled`` (:class:`UnlabeledLosses`): the per-sample unlabeled losses ``l_j``, their mask
   ``m_j``, and the logits (with their graph) and penultimate features they were computed from. The method's
-  logged ``unsup_loss`` is their weighted mean ``mean_j(w_j m_j l_j)`` (:func:`weighted_mean`), so a
-  selection method (paper C) can ask any algorithm for its per-sample losses and their gradients with respect
-  to the logits without knowing which algorithm it is.
+  logged ``unsup_loss`` is their weighted mean ``mean_j(w_j m_j l_j)`` (:func:`weighted_mean`).
+* :meth:`SSLAlgorithm.unlabeled_losses` ``(model, x_u, u_idx)`` -- the same per-sample unlabeled losses for
+  any unlabeled rows, without a labeled batch and **without changing any state** (FlexMatch's and
+  FreeMatch's statistics, DS3L's meta-network, a teacher): what a selection method (paper C) differentiates
+  with respect to the logits, without knowing which algorithm it is.
 * :meth:`SSLAlgorithm.hooks` -- :class:`Hook` callbacks with declared schedules (start after N units, then
   every R, before or after the unit), e.g. "after the warm-up, every r epochs" of Pseudo-Label and Ours (Iter).
+  A hook that records something per epoch calls ``trainer.log(name=value)``; nothing writes the trainer's
+  ``history_`` directly.
+* declared attributes, read by the trainer's callbacks and by the wrappers: ``lambda_u`` (the weight λ of
+  the unlabeled term, paper C eq. 1) and ``warmup_epochs`` (supervised-only epochs first).
 
 Helpers: :func:`forward` (logits and features of a model), :func:`logits_of`, :func:`masked_ce` (the masked
 per-sample consistency loss of FixMatch-style methods), :func:`supervised_ce`, :func:`eval_logits`,
@@ -68,8 +74,8 @@ class Batch:
     such as FlexMatch's; paper C's coreset). ``u_weight``: per-sample weights of the unlabeled loss (paper C
     eq. 2 with CRAIG / GradMatch weights), None meaning all 1 -- methods combine their per-sample losses with
     :func:`weighted_mean`. ``step``: global optimiser step (0-based); ``epoch``: completed epochs.
-    ``update_state``: False when the batch is evaluated for inspection (e.g. a coreset selection pass), so
-    stateful methods (FlexMatch, FreeMatch) must not update their statistics.
+    A batch is always a training step: stateful methods (FlexMatch, FreeMatch) update their statistics; an
+    inspection of per-sample losses uses :meth:`SSLAlgorithm.unlabeled_losses` instead.
     """
 
     x_l: torch.Tensor
@@ -79,7 +85,28 @@ class Batch:
     u_weight: torch.Tensor | None = None
     step: int = 0
     epoch: int = 0
-    update_state: bool = True
+
+    def __post_init__(self):
+        # shapes and dtypes only (host metadata: no device synchronisation on the training path)
+        for name in ("x_l", "y_l", "x_u", "u_idx", "u_weight"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, torch.Tensor):
+                raise TypeError(f"Batch: {name} must be a torch tensor, got {type(v).__name__}")
+        if self.y_l.dim() != 1 or self.y_l.shape[0] != self.x_l.shape[0]:
+            raise ValueError(
+                f"Batch: y_l must have one label per row of x_l ({self.x_l.shape[0]}), got {tuple(self.y_l.shape)}"
+            )
+        if self.y_l.is_floating_point():
+            raise TypeError(f"Batch: y_l must hold integer labels, got {self.y_l.dtype}")
+        n_u = None if self.x_u is None else self.x_u.shape[0]
+        for name in ("u_idx", "u_weight"):
+            v = getattr(self, name)
+            if v is not None and (n_u is None or v.dim() != 1 or v.shape[0] != n_u):
+                raise ValueError(
+                    f"Batch: {name} must have one entry per row of x_u ({n_u}), got shape {tuple(v.shape)}"
+                )
+        if self.u_idx is not None and (self.u_idx.is_floating_point() or self.u_idx.dtype == torch.bool):
+            raise ValueError(f"Batch: u_idx must hold integer indices into X_u, got {self.u_idx.dtype}")
 
 
 @dataclass
@@ -200,8 +227,9 @@ class Hook:
     optimiser step and EMA update of an iteration; after the validation and history record of an epoch) or
     "before" (before the unit starts: before the unlabeled batch of an iteration is drawn; before
     the first batch of an epoch). ``start``, ``every``: the hook fires when the count of completed units
-    ``c`` satisfies ``c >= start`` and ``(c - start) % every == 0`` (``every=None``: only at ``c == start``).
-    "after" hooks see ``c >= 1``; "before" hooks also ``c = 0`` (the start of training). So "after a warm-up
+    ``c`` satisfies ``c >= start`` and ``(c - start) % every == 0`` (``every=None``: once, at ``c == start``).
+    "after" hooks see ``c >= 1``; "before" hooks also ``c = 0`` (the start of training), so an "after" hook
+    with ``every=None`` needs ``start >= 1`` (refused otherwise: it would never fire). So "after a warm-up
     of w epochs, then every r epochs" is ``Hook(fn, start=w, every=r)`` and "before epoch 1, then before
     every R-th epoch" is ``Hook(fn, every=R, when="before")``. A hook may set ``trainer.stop_training``.
     """
@@ -227,6 +255,11 @@ class Hook:
             raise ValueError(f"Hook unit must be one of {HOOK_UNITS}, got {self.unit!r}")
         if self.when not in HOOK_POINTS:
             raise ValueError(f"Hook when must be one of {HOOK_POINTS}, got {self.when!r}")
+        if self.every is None and self.when == "after" and self.start == 0:
+            raise ValueError(
+                "Hook every=None fires once, at start; an 'after' hook never sees a count of 0, so with "
+                "start=0 it would never fire: give start >= 1 (after that many units) or when='before'"
+            )
         if self.name is None:
             self.name = getattr(self.fn, "__name__", type(self.fn).__name__)
 
@@ -240,15 +273,26 @@ class Hook:
 class SSLAlgorithm:
     """Base class of every method: computes the loss of one :class:`Batch` (module docstring).
 
-    Attributes: ``name`` (short identifier used in logs and results); ``uses_unlabeled`` (when False the
-    trainer never draws unlabeled batches and ``batch.x_u`` is None).
+    Attributes (class defaults; a method sets its own in ``__init__``):
 
-    Methods to override: :meth:`loss` (required), :meth:`setup` and :meth:`hooks` (optional). The trainer
-    calls ``loss`` in training mode, inside autocast when mixed precision is on.
+    * ``name`` -- short identifier used in logs and results;
+    * ``uses_unlabeled`` -- when False the trainer never draws unlabeled batches and ``batch.x_u`` is None;
+    * ``lambda_u`` -- the weight λ of the unlabeled term (paper C eq. 1-2: ``L_S + λ L_U``); Retrieve's step
+      ``λ_t`` and the robust wrappers (L2RW, DS3L) read it. 1.0 for a method whose unlabeled term carries no
+      separate weight (paper A's risk rewrite, where the coefficients ``c_j`` play that role);
+    * ``warmup_epochs`` -- supervised-only epochs before the unlabeled term starts (Pseudo-Label's labelling,
+      Ours (Iter)'s first a*); 0 for none. Early stopping may leave them unmonitored
+      (:class:`sslkit.engine.EarlyStopping` ``start_epoch``).
+
+    Methods to override: :meth:`loss` (required), :meth:`unlabeled_losses` (for a method with a per-sample
+    unlabeled term), :meth:`setup` and :meth:`hooks` (optional). The trainer calls ``loss`` in training mode,
+    inside autocast when mixed precision is on.
     """
 
     name: str = "base"
     uses_unlabeled: bool = False
+    lambda_u: float = 1.0
+    warmup_epochs: int = 0
 
     def setup(self, model: nn.Module, ctx: FitContext) -> None:
         """Called once at the start of ``fit`` (after the model is on ``ctx.device``). Default: nothing."""
@@ -256,6 +300,26 @@ class SSLAlgorithm:
     def loss(self, model: nn.Module, batch: Batch) -> LossOutput:
         """Return the :class:`LossOutput` of one step."""
         raise NotImplementedError(f"{type(self).__name__} must implement loss()")
+
+    def unlabeled_losses(
+        self, model: nn.Module, x_u: torch.Tensor, u_idx: torch.Tensor | None = None
+    ) -> UnlabeledLosses:
+        """The per-sample unlabeled losses ``m_j l_u(x_j)`` of the rows ``x_u`` (their indices ``u_idx`` in the
+        unlabeled pool, when known) with the logits and features they come from -- the
+        :class:`UnlabeledLosses` that :meth:`loss` returns for the same rows, without a labeled batch.
+
+        Pure: it changes no state of the algorithm (statistics, thresholds, meta-networks, teachers). It
+        runs the model in whatever mode the caller set and may draw from the global RNG (augmented views,
+        VAT's random direction), as a training step would. Default: the method has none (``NotImplementedError``).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no per-sample unlabeled losses (its unlabeled term is not a mean of "
+            "per-sample losses): it cannot drive a gradient-based coreset selection"
+        )
+
+    def has_unlabeled_losses(self) -> bool:
+        """True when :meth:`unlabeled_losses` is implemented (a wrapper asks its base)."""
+        return type(self).unlabeled_losses is not SSLAlgorithm.unlabeled_losses
 
     def hooks(self) -> list[Hook]:
         """Callbacks the trainer registers in addition to the user's. Default: none."""

@@ -12,54 +12,38 @@ target is the model's own prediction on the input (the "hypothesized label", §4
 makes the target the prediction on the mixed sample. Sample ``j``'s weight ``Batch.u_weight[j]`` (CRUST's
 cluster size) stays with the mixed sample ``x̃_j`` of which ``x_j`` is the first component; the per-sample
 losses and the weighted mean are the base's, so the contract holds unchanged. ``alpha=1.0``: Zhang et
-al.'s CIFAR-10 setting. Inspection batches (``Batch.update_state=False``, the selection's gradient pass) are
-not mixed: CRUST selects from the samples' own gradients. Logs: the base's, plus ``mixup_lambda``.
+al.'s CIFAR-10 setting. :meth:`CrustMixup.unlabeled_losses` (the selection's gradient pass) is the base's,
+unmixed: CRUST selects from the samples' own gradients. Logs: the base's, plus ``mixup_lambda``.
 """
 
 from __future__ import annotations
 
-from sslkit.algorithms.base import Batch, LossOutput, SSLAlgorithm
-from sslkit.algorithms.meta_step import check_reweightable, check_step_size
+from sslkit.algorithms.base import Batch, LossOutput
+from sslkit.algorithms.meta_step import RobustWrapper, check_step_size
 from sslkit.coreset.crust import mixup
 
 __all__ = ["CrustMixup"]
 
 
-class CrustMixup(SSLAlgorithm):
+class CrustMixup(RobustWrapper):
     """``CrustMixup(base, alpha=1.0)``: mixup of the unlabeled batch, then ``base.loss`` (module docstring)."""
 
     name = "crust"
-    uses_unlabeled = True
 
     def __init__(self, base, *, alpha=1.0):
-        self.base = check_reweightable(base)
+        super().__init__(base)
         self.alpha = check_step_size(alpha, "alpha")
-        self.lambda_u = base.lambda_u
 
-    def setup(self, model, ctx):
-        self.base.setup(model, ctx)
-
-    def hooks(self):
-        return self.base.hooks()
+    def unlabeled_losses(self, model, x_u, u_idx=None):
+        """The base's per-sample losses of the samples themselves (unmixed)."""
+        return self.base.unlabeled_losses(model, x_u, u_idx)
 
     def loss(self, model, batch):
         if batch.x_u is None:
             raise ValueError("CrustMixup needs an unlabeled batch (batch.x_u is None)")
-        if not batch.update_state:  # a selection pass inspects the samples themselves, unmixed
-            return self.base.loss(model, batch)
         x_mix, _, lam = mixup(batch.x_u, self.alpha)
         out = self.base.loss(
-            model,
-            Batch(
-                batch.x_l,
-                batch.y_l,
-                x_mix,
-                batch.u_idx,
-                batch.u_weight,
-                step=batch.step,
-                epoch=batch.epoch,
-                update_state=batch.update_state,
-            ),
+            model, Batch(batch.x_l, batch.y_l, x_mix, batch.u_idx, batch.u_weight, step=batch.step, epoch=batch.epoch)
         )
         return LossOutput(out.loss, {**out.logs, "mixup_lambda": lam}, out.unlabeled)
 

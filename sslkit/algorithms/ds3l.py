@@ -25,8 +25,9 @@ per-sample losses come from, detached (VAT: the perturbed pass; DS3L's code feed
 the gradient of the inner step flow through ``p_j`` into θ); no extra forward is made for it. DS3L's code
 divides the meta step's weighted loss by the weight vector instead of its sum (``/ weight``); we use the sum
 at both levels, as its model update does. DS3L's own consistency loss (an MSE Π-model with a ramp-up to 10)
-is replaced by the base algorithm's (paper C runs DS3L with VAT). The meta step is skipped for inspection
-batches (``Batch.update_state=False``).
+is replaced by the base algorithm's (paper C runs DS3L with VAT). :meth:`DS3L.unlabeled_losses` (an
+inspection, e.g. a coreset selection) weights the base's per-sample losses with the current meta-network and
+makes no meta step.
 
 Contract: as :class:`~sslkit.algorithms.l2rw.L2RW`, ``LossOutput.unlabeled`` carries ``m_j l_j`` with the
 mask ``B ŵ_j``. Logs: ``loss``, ``sup_loss``, ``unsup_loss``, ``meta_loss`` (``L_S(θ')`` before the meta
@@ -40,8 +41,8 @@ import numbers
 import torch
 from torch import nn
 
-from sslkit.algorithms.base import LossOutput, SSLAlgorithm, UnlabeledLosses, weighted_mean
-from sslkit.algorithms.meta_step import check_reweightable, check_step_size, labeled_loss_at, one_step, split_base_loss
+from sslkit.algorithms.base import LossOutput, UnlabeledLosses, weighted_mean
+from sslkit.algorithms.meta_step import RobustWrapper, check_step_size, labeled_loss_at, one_step, split_base_loss
 
 __all__ = ["DS3L", "MetaWeightNet"]
 
@@ -67,7 +68,7 @@ def normalized(v: torch.Tensor) -> torch.Tensor:
     return v / total if float(total.detach()) > 0 else v
 
 
-class DS3L(SSLAlgorithm):
+class DS3L(RobustWrapper):
     """``DS3L(base, inner_lr=1e-3, meta_lr=3e-4, hidden=100)`` (module docstring).
 
     ``base``: an SSL algorithm with per-sample unlabeled losses and ``lambda_u`` (paper C: :class:`VAT`).
@@ -77,30 +78,34 @@ class DS3L(SSLAlgorithm):
     """
 
     name = "ds3l"
-    uses_unlabeled = True
 
     def __init__(self, base, *, inner_lr=1e-3, meta_lr=3e-4, hidden=100):
-        self.base = check_reweightable(base)
+        super().__init__(base)
         self.inner_lr = check_step_size(inner_lr, "inner_lr")
         self.meta_lr = check_step_size(meta_lr, "meta_lr")
         if isinstance(hidden, bool) or not isinstance(hidden, numbers.Integral) or hidden < 1:
             raise ValueError(f"hidden must be a positive integer, got {hidden!r}")
         self.hidden = int(hidden)
-        self.lambda_u = base.lambda_u
         self.meta_net_ = self.meta_optimizer_ = self.weights_ = None
 
     def setup(self, model, ctx):
-        self.base.setup(model, ctx)
+        super().setup(model, ctx)
         self.meta_net_ = MetaWeightNet(ctx.num_classes, self.hidden).to(ctx.device)
         self.meta_optimizer_ = torch.optim.Adam(self.meta_net_.parameters(), lr=self.meta_lr)
-
-    def hooks(self):
-        return self.base.hooks()
 
     def _net(self):
         if self.meta_net_ is None:
             raise RuntimeError("DS3L.setup(model, ctx) must run before loss() (the trainer calls it in fit)")
         return self.meta_net_
+
+    def _probs(self, u: UnlabeledLosses) -> torch.Tensor:
+        """The meta-network's input: the detached softmax of the logits the base's losses come from."""
+        if u.logits is None:
+            raise ValueError(
+                f"base {type(self.base).__name__} returns no logits with its per-sample losses: "
+                "the meta-network has no input"
+            )
+        return torch.softmax(u.logits.detach().float(), dim=1)
 
     def meta_objective(self, model, batch, sup, losses, probs):
         """``L_S(θ'(φ))`` (steps 1-2), differentiable with respect to the meta-network's parameters φ."""
@@ -109,26 +114,27 @@ class DS3L(SSLAlgorithm):
         theta = one_step(model, sup + self.base.lambda_u * (w * u * losses).sum(), self.inner_lr)
         return labeled_loss_at(model, theta, batch.x_l, batch.y_l)
 
+    def unlabeled_losses(self, model, x_u, u_idx=None):
+        """The base's per-sample losses ``m_j l_j`` with the mask ``B ŵ_j`` of the current meta-network (no
+        meta step)."""
+        u = self.base.unlabeled_losses(model, x_u, u_idx)
+        losses = u.masked()
+        with torch.no_grad():
+            w = normalized(self._net()(self._probs(u))).to(losses.dtype)
+        return UnlabeledLosses(losses, w * losses.shape[0], u.logits, u.features)
+
     def loss(self, model, batch):
         net = self._net()
         sup, losses, base_out = split_base_loss(self.base, model, batch)
         u = base_out.unlabeled
-        if u.logits is None:
-            raise ValueError(
-                f"base {type(self.base).__name__} returns no logits with its per-sample losses: "
-                "the meta-network has no input"
-            )
-        probs = torch.softmax(u.logits.detach().float(), dim=1)
-        logs = {}
-        if batch.update_state:
-            meta = self.meta_objective(model, batch, sup, losses, probs)
-            params = list(net.parameters())
-            grads = torch.autograd.grad(meta, params, retain_graph=True)
-            self.meta_optimizer_.zero_grad(set_to_none=True)
-            for p, g in zip(params, grads):
-                p.grad = g.detach()
-            self.meta_optimizer_.step()
-            logs["meta_loss"] = meta.detach()
+        probs = self._probs(u)
+        meta = self.meta_objective(model, batch, sup, losses, probs)
+        params = list(net.parameters())
+        grads = torch.autograd.grad(meta, params, retain_graph=True)
+        self.meta_optimizer_.zero_grad(set_to_none=True)
+        for p, g in zip(params, grads):
+            p.grad = g.detach()
+        self.meta_optimizer_.step()
         with torch.no_grad():
             v = net(probs)
         w = normalized(v).to(losses.dtype)
@@ -140,7 +146,7 @@ class DS3L(SSLAlgorithm):
             "loss": total.detach(),
             "sup_loss": sup.detach(),
             "unsup_loss": unsup.detach(),
-            **logs,
+            "meta_loss": meta.detach(),
             "weight_mean": v.mean(),
         }
         return LossOutput(total, logs, UnlabeledLosses(losses, mask, u.logits, u.features))

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from sslkit.algorithms.base import LossOutput, SSLAlgorithm, UnlabeledLosses, masked_ce, weighted_mean
-from sslkit.algorithms.views import Views, weak_strong_forward
+from sslkit.algorithms.views import Views, unlabeled_forward, weak_strong_forward
 
 __all__ = ["FixMatch", "fixmatch_unsup_loss", "confident_labels"]
 
@@ -69,10 +69,21 @@ class FixMatch(SSLAlgorithm):
         self.threshold, self.lambda_u, self.augment = float(threshold), check_lambda(lambda_u), augment
         self.views = Views(augment, weak=weak, strong=strong, mean=mean, std=std)
 
-    def unlabeled_mask(self, z_w: torch.Tensor, batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(labels, mask)`` of the unlabeled batch from its weak-view logits (FixMatch: fixed τ;
-        FlexMatch / FreeMatch override this with their thresholds)."""
+    def targets(self, z_w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(labels, mask)`` from weak-view logits with the current threshold(s), changing no state
+        (FixMatch: the fixed τ; FlexMatch overrides it with its class-wise thresholds)."""
         return confident_labels(z_w, self.threshold)
+
+    def unlabeled_mask(self, z_w: torch.Tensor, batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(labels, mask)`` of a training step's unlabeled batch: :meth:`targets` (FlexMatch then updates
+        its state from the batch)."""
+        return self.targets(z_w)
+
+    def unlabeled_losses(self, model, x_u, u_idx=None):
+        """Per-sample masked CE on the strong view of ``x_u`` with the current threshold(s); no state changes."""
+        z_w, z_s, h_s = unlabeled_forward(model, self.views, x_u)
+        labels, mask = self.targets(z_w)
+        return UnlabeledLosses(F.cross_entropy(z_s, labels, reduction="none"), mask, z_s, h_s)
 
     def loss(self, model, batch):
         z_l, z_w, z_s, h_s = weak_strong_forward(model, self.views, batch.x_l, batch.x_u)

@@ -41,6 +41,8 @@ shows this one difference.
 
 Sample indices. The per-sample state needs the dataset indices of the unlabeled batch: ``batch.u_idx``
 (int64, one index in ``[0, N_U)`` per row of ``x_u``), which :class:`sslkit.engine.Trainer` always passes.
+An index may occur twice in one batch (the trainer's batches are cut from a stream of permutations, and a
+batch can straddle two of them); that sample's slot then keeps one of its two writes.
 When ``u_idx`` is None (a batch built by hand) FlexMatch falls back to a documented approximation:
 ``selected_label_`` is used as a **ring buffer** -- each confident prediction is written into the next
 slot (modulo N_U), so σ_c counts class c among the last N_U confident predictions and ``#unused`` is the
@@ -50,8 +52,8 @@ last step used ("exact" or "ring").
 
 FlexMatch is :class:`sslkit.algorithms.FixMatch` with another :meth:`~FlexMatch.unlabeled_mask`: the views,
 the joint forward over ``[labeled weak, unlabeled weak, unlabeled strong]`` (one BatchNorm batch, USB
-``use_cat``), the weighted per-sample consistency loss are FixMatch's. A batch with ``update_state=False``
-(an inspection pass, e.g. a coreset selection) is masked with the current thresholds and changes no state. Logs:
+``use_cat``), the weighted per-sample consistency loss are FixMatch's. :meth:`~FlexMatch.unlabeled_losses`
+(an inspection, e.g. a coreset selection) masks with the current thresholds and changes no state. Logs:
 ``loss``, ``sup_loss``, ``unsup_loss``, ``mask_rate``,
 ``unused_rate`` (``#unused / N_U`` after the update).
 """
@@ -190,26 +192,37 @@ class FlexMatch(FixMatch):
             )
         u_idx = u_idx.to(device=device, dtype=torch.int64)
         if bool(((u_idx < 0) | (u_idx >= self.num_unlabeled_)).any()):
-            raise ValueError(f"u_idx must lie in [0, num_unlabeled={self.num_unlabeled_})")
+            raise ValueError(f"u_idx must lie in [0, num_unlabeled={self.num_unlabeled_}) (never wrapped)")
         return u_idx
 
     # -------------------------------------------------------------------------------------- step
-    def unlabeled_mask(self, z_w, batch):
-        """Mask with the thresholds of the previous β, then update the state (USB order; not when
-        ``batch.update_state`` is False); returns ``(labels, mask)``."""
+    def _follow(self, device) -> None:
+        """Move the state to ``device`` (the trainer may move the model after ``setup``)."""
         self._check_setup()
-        if self.selected_label_.device != z_w.device:
-            self.selected_label_ = self.selected_label_.to(z_w.device)
-            self.classwise_acc_ = self.classwise_acc_.to(z_w.device)
-            self._cursor = self._cursor.to(z_w.device)
+        if self.selected_label_.device != device:
+            self.selected_label_ = self.selected_label_.to(device)
+            self.classwise_acc_ = self.classwise_acc_.to(device)
+            self._cursor = self._cursor.to(device)
+
+    def targets(self, z_w):
+        """``(labels, mask)`` with the current class-wise thresholds; changes no state (an inspection, e.g.
+        :meth:`unlabeled_losses`)."""
+        self._follow(z_w.device)
+        with torch.no_grad():
+            probs = torch.softmax(z_w.detach(), dim=1)
+            return probs.argmax(dim=1), self.mask(probs)
+
+    def unlabeled_mask(self, z_w, batch):
+        """A training step: mask with the thresholds of the previous β, then update the state from the
+        batch (USB order); returns ``(labels, mask)``."""
+        self._follow(z_w.device)
         u_idx = batch.u_idx
         if u_idx is not None:
             u_idx = self._check_indices(u_idx, z_w.shape[0], z_w.device)
         with torch.no_grad():
             probs = torch.softmax(z_w.detach(), dim=1)
             mask = self.mask(probs)  # thresholds of the previous β ...
-            if batch.update_state:
-                self.update(probs, u_idx)  # ... then the state is updated (USB order)
+            self.update(probs, u_idx)  # ... then the state is updated (USB order)
             labels = probs.argmax(dim=1)
         return labels, mask
 

@@ -35,8 +35,8 @@ synchronisation (the "nothing masked" case is handled arithmetically, not with a
 
 The views (:class:`sslkit.algorithms.views.Views`) and the joint forward over ``[labeled weak, unlabeled weak,
 unlabeled strong]`` (one BatchNorm batch, USB ``use_cat``) are those FixMatch uses. Per-sample weights of the
-batch multiply the consistency term; the fairness term is a batch statistic and is not weighted. A batch with
-``update_state=False`` (an inspection pass) is masked with the current statistics and changes none.
+batch multiply the consistency term; the fairness term is a batch statistic and is not weighted.
+:meth:`~FreeMatch.unlabeled_losses` (an inspection) masks with the current statistics and changes none.
 Logs: ``loss``, ``sup_loss``, ``unsup_loss``, ``fair_loss`` (L_f), ``mask_rate``, ``tau`` (τ_t).
 
 Checked against USB (``semilearn`` 0.3.2, tests/test_usb_oracle.py): τ_t, p̃, h̃ (also with ``use_quantile`` and
@@ -53,7 +53,7 @@ import torch
 import torch.nn.functional as F
 
 from sslkit.algorithms.base import FitContext, LossOutput, SSLAlgorithm, UnlabeledLosses, weighted_mean
-from sslkit.algorithms.views import Views, weak_strong_forward
+from sslkit.algorithms.views import Views, unlabeled_forward, weak_strong_forward
 
 __all__ = ["FreeMatch", "freematch_fairness_loss"]
 
@@ -191,20 +191,34 @@ class FreeMatch(SSLAlgorithm):
         conf, labels = probs.max(dim=1)
         return (conf >= self.class_thresholds()[labels]).float()
 
+    def _follow(self, device) -> None:
+        """Move the statistics to ``device`` (the trainer may move the model after ``setup``)."""
+        self._check_setup()
+        if self.p_model_.device != device:
+            self.time_p_, self.p_model_, self.label_hist_ = (
+                t.to(device) for t in (self.time_p_, self.p_model_, self.label_hist_)
+            )
+
+    def unlabeled_losses(self, model, x_u, u_idx=None):
+        """Per-sample masked CE on the strong view of ``x_u``, masked with the current statistics (no EMA
+        update: an inspection changes no state)."""
+        self._follow(x_u.device)
+        z_w, z_s, h_s = unlabeled_forward(model, self.views, x_u)
+        with torch.no_grad():
+            probs = torch.softmax(z_w.detach(), dim=1)
+            mask = self.mask(probs)
+            labels = probs.argmax(dim=1)
+        return UnlabeledLosses(F.cross_entropy(z_s, labels, reduction="none"), mask, z_s, h_s)
+
     def loss(self, model, batch):
         """One FreeMatch step (module docstring)."""
-        self._check_setup()
         x_u = batch.x_u
-        if self.p_model_.device != x_u.device:
-            self.time_p_, self.p_model_, self.label_hist_ = (
-                t.to(x_u.device) for t in (self.time_p_, self.p_model_, self.label_hist_)
-            )
+        self._follow(x_u.device)
         z_l, z_w, z_s, h_s = weak_strong_forward(model, self.views, batch.x_l, x_u)
         sup = F.cross_entropy(z_l, batch.y_l)
         with torch.no_grad():
             probs = torch.softmax(z_w.detach(), dim=1)
-            if batch.update_state:
-                self.update(probs)  # statistics first ...
+            self.update(probs)  # statistics first ...
             mask = self.mask(probs)  # ... then the mask (USB order)
             labels = probs.argmax(dim=1)
         ce = F.cross_entropy(z_s, labels, reduction="none")

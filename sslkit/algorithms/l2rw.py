@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import torch
 
-from sslkit.algorithms.base import LossOutput, SSLAlgorithm, UnlabeledLosses, weighted_mean
-from sslkit.algorithms.meta_step import check_reweightable, check_step_size, labeled_loss_at, one_step, split_base_loss
+from sslkit.algorithms.base import LossOutput, UnlabeledLosses, weighted_mean
+from sslkit.algorithms.meta_step import RobustWrapper, check_step_size, labeled_loss_at, one_step, split_base_loss
 
 __all__ = ["L2RW", "l2rw_weights"]
 
@@ -51,7 +51,7 @@ def l2rw_weights(meta_grad: torch.Tensor) -> torch.Tensor:
     return w / total if float(total) > 0 else w
 
 
-class L2RW(SSLAlgorithm):
+class L2RW(RobustWrapper):
     """``L2RW(base, inner_lr=1e-3, inner_supervised=True)`` (module docstring).
 
     ``base``: an SSL algorithm with per-sample unlabeled losses and ``lambda_u`` (paper C: :class:`VAT`).
@@ -60,22 +60,19 @@ class L2RW(SSLAlgorithm):
     """
 
     name = "l2rw"
-    uses_unlabeled = True
 
     def __init__(self, base, *, inner_lr=1e-3, inner_supervised=True):
-        self.base = check_reweightable(base)
+        super().__init__(base)
         self.inner_lr = check_step_size(inner_lr, "inner_lr")
         if not isinstance(inner_supervised, bool):
             raise TypeError(f"inner_supervised must be a bool, got {inner_supervised!r}")
         self.inner_supervised = inner_supervised
-        self.lambda_u = base.lambda_u
         self.weights_ = None
 
-    def setup(self, model, ctx):
-        self.base.setup(model, ctx)
-
-    def hooks(self):
-        return self.base.hooks()
+    def unlabeled_losses(self, model, x_u, u_idx=None):
+        """The base's per-sample losses, unweighted: L2RW's weights are meta-gradients against a labeled
+        batch (the clean set), which an inspection of unlabeled rows alone does not have."""
+        return self.base.unlabeled_losses(model, x_u, u_idx)
 
     def meta_weights(self, model, batch, sup, losses):
         """``(w, L_S(θ'))`` for the batch: steps 1-4 of the module docstring (``w`` detached, sums to 1 or is 0)."""

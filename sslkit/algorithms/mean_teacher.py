@@ -35,7 +35,7 @@ import torch.nn.functional as F
 
 from sslkit.algorithms.base import LossOutput, SSLAlgorithm, UnlabeledLosses, forward, logits_of, weighted_mean
 from sslkit.algorithms.fixmatch import check_lambda
-from sslkit.algorithms.views import Views
+from sslkit.algorithms.views import Views, unlabeled_forward
 
 __all__ = ["MeanTeacher", "sigmoid_rampup"]
 
@@ -61,6 +61,7 @@ class MeanTeacher(SSLAlgorithm):
             raise ValueError(f"rampup must be a fraction in [0, 1] of the planned steps, got {rampup!r}")
         self.rampup, self.augment = float(rampup), augment
         self.views = Views(augment, weak=weak, mean=mean, std=std)
+        self.teacher_ = None
 
     def setup(self, model, ctx):
         if ctx.ema_model is None:
@@ -69,13 +70,27 @@ class MeanTeacher(SSLAlgorithm):
             )
         self.teacher_, self.rampup_steps_ = ctx.ema_model, self.rampup * (ctx.total_steps or 0)
 
+    def consistency(self, z_u: torch.Tensor, x_u: torch.Tensor) -> torch.Tensor:
+        """Per-sample ``||softmax(z_u) − f(θ̂, weak'(x_u))||² / C`` against the teacher on a fresh weak view."""
+        with torch.no_grad():
+            target = torch.softmax(logits_of(self._teacher(), self.views.weak(x_u)).float(), dim=1)
+        return ((torch.softmax(z_u, dim=1) - target) ** 2).mean(dim=1)
+
+    def _teacher(self):
+        if self.teacher_ is None:
+            raise RuntimeError("MeanTeacher.setup(model, ctx) must run first (the trainer calls it in fit)")
+        return self.teacher_
+
+    def unlabeled_losses(self, model, x_u, u_idx=None):
+        """Per-sample consistency losses of ``x_u`` (before the ramp-up weight), student on a weak view."""
+        z_u, h_u = unlabeled_forward(model, self.views, x_u, strong=False)
+        return UnlabeledLosses(self.consistency(z_u, x_u), None, z_u, h_u)
+
     def loss(self, model, batch):
         n_l = batch.x_l.shape[0]
         logits, feats = forward(model, torch.cat([self.views.weak(batch.x_l), self.views.weak(batch.x_u)]))
         z_l, z_u = logits[:n_l].float(), logits[n_l:].float()
-        with torch.no_grad():
-            target = torch.softmax(logits_of(self.teacher_, self.views.weak(batch.x_u)).float(), dim=1)
-        per_sample = ((torch.softmax(z_u, dim=1) - target) ** 2).mean(dim=1)
+        per_sample = self.consistency(z_u, batch.x_u)
         sup, unsup = F.cross_entropy(z_l, batch.y_l), weighted_mean(per_sample, batch.u_weight)
         ramp = sigmoid_rampup(batch.step, self.rampup_steps_)
         total = sup + self.lambda_u * ramp * unsup

@@ -11,8 +11,10 @@ labeled batch.
 
 Pieces (tensors in, tensors out, any device):
 
-* :func:`check_reweightable` -- the base SSL algorithm must use unlabeled data, expose ``lambda_u`` and
-  return per-sample unlabeled losses (:class:`~sslkit.algorithms.base.UnlabeledLosses`).
+* :class:`RobustWrapper` -- the base class of the robust-SSL wrappers (L2RW, DS3L, CRUST's mixup): it holds
+  the base algorithm, takes its ``lambda_u`` and ``warmup_epochs``, forwards ``setup`` and ``hooks`` to it;
+* :func:`check_reweightable` -- the base SSL algorithm must use unlabeled data, declare a valid ``lambda_u``
+  and not be a robust wrapper itself (``DS3L(DS3L(VAT()))`` would reweight twice; refused).
 * :func:`split_base_loss` -- one call of the base algorithm with unlabeled weights 0 gives the part of its
   loss that no unlabeled weight touches, ``L_0`` (the supervised term), and the per-sample unlabeled
   losses ``m_j l_j`` with their graph; then ``L_0 + λ mean_j(v_j m_j l_j)`` is the base loss with any
@@ -37,6 +39,7 @@ from torch.func import functional_call
 from sslkit.algorithms.base import Batch, SSLAlgorithm, frozen_bn, logits_of
 
 __all__ = [
+    "RobustWrapper",
     "check_reweightable",
     "split_base_loss",
     "one_step",
@@ -57,15 +60,41 @@ def check_reweightable(base) -> SSLAlgorithm:
     """``base`` as an SSL algorithm whose unlabeled term can be reweighted per sample (clear errors)."""
     if not isinstance(base, SSLAlgorithm):
         raise TypeError(f"base must be an SSLAlgorithm (e.g. VAT(eps=...)), got {type(base).__name__}")
+    if isinstance(base, RobustWrapper):
+        raise ValueError(
+            f"base {base!r} is itself a robust-SSL wrapper: wrap the SSL method once "
+            "(e.g. DS3L(VAT(eps=2.0)), not DS3L(DS3L(...)) or L2RW(DS3L(...)))"
+        )
     if not base.uses_unlabeled:
         raise ValueError(f"base {type(base).__name__} uses no unlabeled data: there is nothing to reweight")
-    lam = getattr(base, "lambda_u", None)
+    lam = base.lambda_u
     if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not math.isfinite(lam) or lam < 0:
         raise ValueError(
-            f"base {type(base).__name__} must expose a finite lambda_u >= 0 (the unlabeled-loss "
+            f"base {type(base).__name__} must declare a finite lambda_u >= 0 (the unlabeled-loss "
             f"coefficient λ of paper C eq. 1), got {lam!r}"
         )
     return base
+
+
+class RobustWrapper(SSLAlgorithm):
+    """A robust-SSL method around a base SSL algorithm (module docstring): ``self.base`` (checked by
+    :func:`check_reweightable`), its ``lambda_u`` and ``warmup_epochs``, its ``setup`` and ``hooks``."""
+
+    uses_unlabeled = True
+
+    def __init__(self, base):
+        self.base = check_reweightable(base)
+        self.lambda_u = base.lambda_u
+        self.warmup_epochs = base.warmup_epochs
+
+    def setup(self, model, ctx):
+        self.base.setup(model, ctx)
+
+    def hooks(self):
+        return self.base.hooks()
+
+    def has_unlabeled_losses(self) -> bool:
+        return self.base.has_unlabeled_losses()
 
 
 def split_base_loss(base: SSLAlgorithm, model: nn.Module, batch: Batch):
@@ -75,17 +104,7 @@ def split_base_loss(base: SSLAlgorithm, model: nn.Module, batch: Batch):
         raise ValueError("a reweighting method needs an unlabeled batch (batch.x_u is None)")
     zero = torch.zeros(batch.x_u.shape[0], device=batch.x_u.device)
     out = base.loss(
-        model,
-        Batch(
-            batch.x_l,
-            batch.y_l,
-            batch.x_u,
-            batch.u_idx,
-            zero,
-            step=batch.step,
-            epoch=batch.epoch,
-            update_state=batch.update_state,
-        ),
+        model, Batch(batch.x_l, batch.y_l, batch.x_u, batch.u_idx, zero, step=batch.step, epoch=batch.epoch)
     )
     if out.unlabeled is None:
         raise ValueError(

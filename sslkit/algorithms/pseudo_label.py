@@ -113,6 +113,8 @@ class PseudoLabel(SSLAlgorithm):
         self.teacher_epochs_.append(trainer.epoch)
 
     def hooks(self):
+        if self.warmup_epochs == 0 and self.relabel_every is None:
+            return []  # the initial model is the teacher (setup), never refreshed
         return [
             Hook(
                 self._refresh_teacher,
@@ -122,6 +124,19 @@ class PseudoLabel(SSLAlgorithm):
                 name="pseudo_label_teacher",
             )
         ]
+
+    def unlabeled_losses(self, model, x_u, u_idx=None):
+        """Per-sample masked CE of ``x_u`` against the teacher's confident pseudo-labels."""
+        if self.teacher_ is None:
+            raise ValueError(
+                "PseudoLabel has no unlabeled term before its teacher exists (after warmup_epochs="
+                f"{self.warmup_epochs} epochs): there are no per-sample unlabeled losses yet"
+            )
+        with torch.no_grad():
+            labels, mask = pseudo_labels(logits_of(self.teacher_, x_u), self.threshold)
+        z_u, h_u = forward(model, x_u)
+        z_u = z_u.float()
+        return UnlabeledLosses(F.cross_entropy(z_u, labels, reduction="none"), mask, z_u, h_u)
 
     def loss(self, model, batch):
         x_l, y_l, x_u = batch.x_l, batch.y_l, batch.x_u

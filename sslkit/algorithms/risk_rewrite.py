@@ -500,10 +500,9 @@ class OursIter(LinearRiskAlgorithm):
         return data
 
     def _record(self, trainer) -> None:
-        """Every epoch: the a used during that epoch goes into its history record."""
+        """Every epoch: the a used during that epoch goes into its history record (``trainer.log``)."""
         self._check_val(trainer)
-        if trainer.history_:
-            trainer.history_[-1].update({f"a_{j}": float(v) for j, v in enumerate(self.a_)})
+        trainer.log(**{f"a_{j}": float(v) for j, v in enumerate(self.a_)})
 
     def _update(self, trainer) -> None:
         """After the warm-up, every ``update_every`` epochs: re-estimate a = a* (used from the next epoch)."""

@@ -124,14 +124,24 @@ class VAT(SSLAlgorithm):
             d = _l2_normalize(grad.detach()) * self.xi
         return self.eps * _l2_normalize(d)
 
-    def loss(self, model, batch):
-        x_u = batch.x_u
-        sup = supervised_ce(logits_of(model, batch.x_l), batch.y_l, self.class_weights_)
+    def perturbed(self, model, x_u: torch.Tensor):
+        """``(p, z_adv, h_adv)``: steps 1-3 of the module docstring -- the clean prediction ``p`` (detached),
+        the logits and features of the adversarially perturbed inputs -- with BatchNorm statistics frozen."""
         with frozen_bn(model):
             with torch.no_grad():
                 p = torch.softmax(logits_of(model, x_u).float(), dim=1)
             r_adv = self.adversarial_perturbation(model, x_u, p)
             z_adv, h_adv = forward(model, x_u + r_adv)
+        return p, z_adv, h_adv
+
+    def unlabeled_losses(self, model, x_u, u_idx=None):
+        """Per-sample ``KL(p_j || p(x_j + r_adv,j))`` with the perturbed pass's logits and features."""
+        p, z_adv, h_adv = self.perturbed(model, x_u)
+        return UnlabeledLosses(kl_per_sample(p, z_adv), None, z_adv, h_adv)
+
+    def loss(self, model, batch):
+        sup = supervised_ce(logits_of(model, batch.x_l), batch.y_l, self.class_weights_)
+        p, z_adv, h_adv = self.perturbed(model, batch.x_u)
         per_sample = kl_per_sample(p, z_adv)
         # unweighted: the batch-mean KL exactly as before the weights existed (same summation order)
         unsup = _kl(p, z_adv) if batch.u_weight is None else weighted_mean(per_sample, batch.u_weight)

@@ -17,7 +17,10 @@ import torch
 from sslkit.algorithms.base import forward
 from sslkit.data.augment import AUGMENTATIONS
 
-__all__ = ["Views", "weak_strong_forward"]
+__all__ = ["Views", "weak_strong_forward", "unlabeled_forward", "SELECTION_PREFIX_ROWS"]
+
+#: Rows of a stand-in labeled batch that :func:`unlabeled_forward` puts in front of the unlabeled rows (see there).
+SELECTION_PREFIX_ROWS = 1
 
 
 def _per_channel(v, name):
@@ -104,3 +107,29 @@ def weak_strong_forward(model, views: Views, x_l: torch.Tensor, x_u: torch.Tenso
     logits = logits.float()
     h_s = None if feats is None else feats[n_l + n_u :]
     return logits[:n_l], logits[n_l : n_l + n_u], logits[n_l + n_u :], h_s
+
+
+def unlabeled_forward(model, views: Views, x_u: torch.Tensor, *, strong: bool = True):
+    """The unlabeled part of a training step's forward, without a labeled batch (the methods'
+    :meth:`~sslkit.algorithms.SSLAlgorithm.unlabeled_losses`).
+
+    ``strong=True``: ``(z_w, z_s, h_s)`` as :func:`weak_strong_forward` returns them for ``x_u`` (FixMatch,
+    FlexMatch, FreeMatch); ``strong=False``: ``(z_w, h_w)``, the logits and features of one weak view of
+    ``x_u`` (Mean Teacher's student).
+
+    Compatibility (documented choice, issue 20): the first :data:`SELECTION_PREFIX_ROWS` rows of ``x_u`` also
+    go in front, as the stand-in of a labeled batch -- their weak view is drawn first and forwarded with the
+    rest, then dropped. The views are random, so this keeps the draws of the global RNG (and the shape of
+    the one forward) of the coreset selections in the committed paper C records, which were computed from a
+    training step with one labeled row in front. In eval mode (the selection's default) the rows are
+    independent in the forward, so the prefix changes no loss (in train mode BatchNorm's batch statistics
+    include it, as they included the labeled row); set :data:`SELECTION_PREFIX_ROWS` to 0 when those records
+    are regenerated.
+    """
+    x_p = x_u[:SELECTION_PREFIX_ROWS]
+    if strong:
+        _, z_w, z_s, h_s = weak_strong_forward(model, views, x_p, x_u)
+        return z_w, z_s, h_s
+    n_p = x_p.shape[0]
+    logits, feats = forward(model, torch.cat([views.weak(x_p), views.weak(x_u)]))
+    return logits[n_p:].float(), None if feats is None else feats[n_p:]

@@ -2,7 +2,12 @@
 
 Every selector: ``Selector(k, ...).fit(gradients, ...)``; results in trailing-underscore attributes
 (``indices_`` int64 CPU tensor in selection order, ``weights_`` float32 per index, ``timings_``); any
-device for the computation, deterministic given its ``seed``.
+device for the computation, deterministic given its ``seed``. Every selector is also a
+:class:`~sslkit.coreset.strategy.CoresetStrategy` with one method for Algorithm 1's rounds,
+``select(SelectionInputs) -> (indices, weights)``.
+
+* :mod:`sslkit.coreset.strategy`: :class:`SelectionInputs`, :class:`CoresetStrategy`;
+  :mod:`sslkit.coreset.registry`: :data:`STRATEGIES` (names -> classes), :func:`make_strategy`.
 
 * :mod:`sslkit.coreset.gradients`: closed-form per-sample last-layer gradients (§3.4): bias part ``g0``,
   weight part ``g0 (x) h`` in ``nn.Linear`` layout, per class; :func:`logit_gradients` (``g0`` of any
@@ -33,11 +38,19 @@ from sslkit.coreset.gradients import (
 )
 from sslkit.coreset.gradmatch import GradMatch, nonnegative_ridge, omp_nonnegative
 from sslkit.coreset.per_class import PerClassRetrieve
-from sslkit.coreset.retrieve import Retrieve, one_step_objective, stochastic_candidates
+from sslkit.coreset.registry import STRATEGIES, make_strategy, strategy_options
+from sslkit.coreset.retrieve import Retrieve, one_step_objective, round_step, stochastic_candidates
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 from sslkit.coreset.uniform import RandomCoreset
 
 __all__ = [
+    "SelectionInputs",
+    "CoresetStrategy",
+    "STRATEGIES",
+    "make_strategy",
+    "strategy_options",
     "Retrieve",
+    "round_step",
     "PerClassRetrieve",
     "one_step_objective",
     "stochastic_candidates",

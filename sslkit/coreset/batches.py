@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_batch_size, check_features
+from sslkit._checks import check_batch_size, check_count, check_features, check_indices
 
 __all__ = ["batch_means", "expand_batches", "n_batches"]
 
@@ -41,17 +40,18 @@ def batch_means(G, batch_size: int) -> torch.Tensor:
 def expand_batches(batches, batch_weights, n: int, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Sample indices and weights of the chosen batches, batch by batch in the given order.
 
-    ``batches``: batch ids (``0 <= b < ceil(n / B)``), ``batch_weights``: one weight per batch. Returns
-    ``(indices int64, weights float32)`` on the CPU; each index of batch ``b`` gets ``batch_weights[b]``.
+    ``batches``: distinct batch ids (``0 <= b < ceil(n / B)``; integers, never wrapped or truncated),
+    ``batch_weights``: one weight per batch. Returns ``(indices int64, weights float32)`` on the CPU; each
+    index of batch ``b`` gets ``batch_weights[b]``.
     """
     B = check_batch_size(batch_size)
     nb = n_batches(n, B)
-    b = torch.as_tensor(batches, dtype=torch.long).cpu().reshape(-1)
+    b = torch.from_numpy(
+        check_indices(batches, nb, f"batch ids (n = {n}, batch_size = {B})", distinct=True, allow_empty=True)
+    )
     w = torch.as_tensor(batch_weights, dtype=torch.float32).cpu().reshape(-1)
     if b.shape != w.shape:
         raise ValueError(f"got {b.numel()} batches but {w.numel()} batch weights")
-    if b.numel() and (int(b.min()) < 0 or int(b.max()) >= nb):
-        raise ValueError(f"batch ids must lie in [0, {nb}) for n = {n}, batch_size = {B}")
     parts = [torch.arange(i * B, min((i + 1) * B, n)) for i in b.tolist()]
     idx = torch.cat(parts) if parts else torch.empty(0, dtype=torch.long)
     sizes = torch.tensor([len(p) for p in parts], dtype=torch.long)

@@ -22,9 +22,16 @@ import time
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_batch_size, check_budget, check_features, check_gradients
+from sslkit._checks import (
+    check_batch_size,
+    check_budget,
+    check_count,
+    check_features,
+    check_gradients,
+    check_symmetric,
+)
 from sslkit.coreset.batches import batch_means, expand_batches
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
 __all__ = ["Craig", "facility_location", "craig_similarity"]
 
@@ -45,7 +52,8 @@ def craig_similarity(X, metric: str = "sqeuclidean") -> torch.Tensor:
 
 
 def facility_location(similarity, k: int):
-    """Lazy greedy for ``max_{|S| = k} sum_i max_{j in S} s_ij`` on a symmetric non-negative ``n x n`` matrix.
+    """Lazy greedy for ``max_{|S| = k} sum_i max_{j in S} s_ij`` on a symmetric non-negative ``n x n`` matrix
+    (an asymmetric one is refused: ``|s_ij - s_ji| > 1e-9 + 1e-6 max|s|``).
 
     Returns ``(order int64, gains float64)``: the picks in order and each pick's marginal gain (their
     cumulative sum is ``F`` of each prefix). A bound is taken only when it is fresh (computed at this step)
@@ -58,6 +66,7 @@ def facility_location(similarity, k: int):
         raise ValueError(f"similarity must be square, got shape {tuple(S.shape)}")
     if bool((S < 0).any()):
         raise ValueError("similarity must be non-negative (facility location with max(dist) - dist)")
+    check_symmetric(S, "similarity")  # the lazy re-evaluation reads row j as column j
     k = check_budget(k, n, what="elements")
     cur = torch.zeros(n, dtype=torch.float64, device=S.device)  # max similarity to S, per element
     heap = [(-g, j) for j, g in enumerate(S.sum(dim=1).tolist())]  # exact gains of the empty set
@@ -76,7 +85,7 @@ def facility_location(similarity, k: int):
     return torch.tensor(order, dtype=torch.long), torch.tensor(gains, dtype=torch.float64)
 
 
-class Craig:
+class Craig(CoresetStrategy):
     """Per-batch CRAIG: ``Craig(k, batch_size=50, metric="sqeuclidean").fit(unlabeled_grads)``.
 
     ``unlabeled_grads``: ``N x d`` per-sample gradients ``m_j grad l_u(x_j)`` (any device; rows in the
@@ -112,6 +121,11 @@ class Craig:
         self.gains_, self.objective_ = gains, float(gains.sum())
         self.timings_ = {"total": time.perf_counter() - t0}
         return self
+
+    def select(self, inputs: SelectionInputs):
+        """:meth:`fit` on ``inputs.gradients``."""
+        inputs.require("Craig", "gradients")
+        return self.with_params().fit(inputs.gradients).result()
 
     def __repr__(self):
         return f"Craig(k={self.k}, batch_size={self.batch_size}, metric={self.metric!r})"

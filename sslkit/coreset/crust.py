@@ -25,9 +25,9 @@ import time
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_budget, check_gradients, check_labels
+from sslkit._checks import check_budget, check_count, check_gradients, check_labels
 from sslkit.coreset.craig import METRICS, craig_similarity, facility_location
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
 __all__ = ["Crust", "proportional_budgets", "mixup"]
 
@@ -35,7 +35,10 @@ __all__ = ["Crust", "proportional_budgets", "mixup"]
 def proportional_budgets(counts, k: int) -> torch.Tensor:
     """Per-class budgets ``k_c`` (int64) proportional to ``counts`` and summing to ``k``: the floors of
     ``k n_c / N`` plus one for the largest remainders (ties to the smaller class index), never above ``n_c``."""
-    n = torch.as_tensor(counts, dtype=torch.long).reshape(-1)
+    n = torch.as_tensor(counts).reshape(-1)
+    if n.is_floating_point() or n.is_complex() or n.dtype == torch.bool:
+        raise TypeError(f"counts must be integer class sizes, got dtype {n.dtype} (floats would be truncated)")
+    n = n.to(torch.long)
     if n.numel() == 0 or bool((n < 0).any()):
         raise ValueError("counts must be a non-empty vector of non-negative class sizes")
     total = int(n.sum())
@@ -50,14 +53,17 @@ def proportional_budgets(counts, k: int) -> torch.Tensor:
     return base
 
 
-class Crust:
+class Crust(CoresetStrategy):
     """``Crust(k, metric="sqeuclidean").fit(unlabeled_grads, classes)`` (module docstring).
 
     ``unlabeled_grads``: ``N x d`` rows; ``classes``: ``N`` (pseudo-)labels. Attributes after ``fit``:
     ``indices_`` (int64 CPU, class by class in increasing class order, each class in its pick order),
     ``weights_`` (float32 cluster sizes; they sum to ``N``), ``budgets_`` (per class), ``classes_`` (the class
-    of each chosen index), ``timings_``.
+    of each chosen index), ``timings_``. ``select(inputs)``: :meth:`fit` on ``inputs.gradients`` and
+    ``inputs.pseudo_labels``.
     """
+
+    needs = ("gradients", "pseudo_labels")
 
     def __init__(self, k, *, metric: str = "sqeuclidean"):
         self.k = check_count(k, "k", allow_zero=False)
@@ -96,6 +102,10 @@ class Crust:
         self.budgets_ = budgets
         self.timings_ = {"total": time.perf_counter() - t0}
         return self
+
+    def select(self, inputs: SelectionInputs):
+        inputs.require("Crust", "gradients", "pseudo_labels")
+        return self.with_params().fit(inputs.gradients, inputs.pseudo_labels).result()
 
     def __repr__(self):
         return f"Crust(k={self.k}, metric={self.metric!r})"

@@ -30,8 +30,8 @@ import time
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_budget, check_gradients
+from sslkit._checks import check_budget, check_count, check_gradients
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
 __all__ = ["BayesianCoreset", "giga_step"]
 
@@ -62,7 +62,7 @@ def giga_step(ell_n: torch.Tensor, ell: torch.Tensor, ell_w: torch.Tensor | None
     return n, gamma, align
 
 
-class BayesianCoreset:
+class BayesianCoreset(CoresetStrategy):
     """``BayesianCoreset(k, max_iter=None).fit(unlabeled_grads)`` -- GIGA (module docstring).
 
     ``unlabeled_grads``: ``N x d`` per-sample gradients (any device; float64 inside). ``max_iter``: at most
@@ -123,6 +123,11 @@ class BayesianCoreset:
         self.error_ = float((L - weights @ G).norm()) / L_norm
         self.timings_ = {"total": time.perf_counter() - t0}
         return self
+
+    def select(self, inputs: SelectionInputs):
+        """:meth:`fit` on ``inputs.gradients``."""
+        inputs.require("BayesianCoreset", "gradients")
+        return self.with_params().fit(inputs.gradients).result()
 
     def __repr__(self):
         return f"BayesianCoreset(k={self.k}, max_iter={self.max_iter})"

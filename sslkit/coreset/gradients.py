@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import torch
 
-from sslkit.coreset._inputs import check_features, check_labeled_not_empty, check_labels
+from sslkit._checks import check_features, check_labeled_not_empty, check_labels
 
 __all__ = [
     "logit_gradients",

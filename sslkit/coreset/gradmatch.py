@@ -25,9 +25,17 @@ import time
 
 import torch
 
-from sslkit._checks import check_count, check_seed
-from sslkit.coreset._inputs import check_batch_size, check_budget, check_gradients, check_positive
+from sslkit._checks import (
+    check_batch_size,
+    check_budget,
+    check_count,
+    check_features,
+    check_gradients,
+    check_positive,
+    check_seed,
+)
 from sslkit.coreset.batches import batch_means, expand_batches
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
 __all__ = ["GradMatch", "nonnegative_ridge", "omp_nonnegative"]
 
@@ -43,8 +51,12 @@ def nonnegative_ridge(A, b, lam: float = 0.0, *, max_iter: int | None = None) ->
     float64: the systems are ``m x m`` with ``m <= k / B``). Exact up to rounding; equals
     ``scipy.optimize.nnls`` on the augmented system ``[A^T; sqrt(lam) I] w = [b; 0]``.
     """
+    lam = check_positive(lam, "lam (the ridge coefficient)", allow_zero=True)
+    max_iter = None if max_iter is None else check_count(max_iter, "max_iter", allow_zero=False)
     A = torch.as_tensor(A).detach().to("cpu", torch.float64)
     b = torch.as_tensor(b).detach().to("cpu", torch.float64).reshape(-1)
+    if A.ndim != 2 or b.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be m x d and b must have d entries, got shapes {tuple(A.shape)} and {tuple(b.shape)}")
     m = A.shape[0]
     Q = A @ A.T + lam * torch.eye(m, dtype=torch.float64)
     c = A @ b
@@ -78,8 +90,13 @@ def omp_nonnegative(A, b, n_atoms: int, *, lam: float = 0.5, tol: float = 1e-100
     Returns ``(support int64, weights float64)`` on the CPU, in the order atoms joined the support (all
     weights positive; at most ``n_atoms`` of them, fewer when OMP stops early).
     """
-    A = torch.as_tensor(A).detach()
+    n_atoms = check_count(n_atoms, "n_atoms", allow_zero=False)
+    lam = check_positive(lam, "lam (the ridge coefficient)", allow_zero=True)
+    tol = check_positive(tol, "tol", allow_zero=True)
+    A = check_features(A, "A (the atoms)")
     b = torch.as_tensor(b, dtype=A.dtype, device=A.device).reshape(-1)
+    if b.shape[0] != A.shape[1]:
+        raise ValueError(f"b has {b.shape[0]} entries but the atoms have width {A.shape[1]}")
     support: list[int] = []
     w = torch.zeros(0, dtype=torch.float64)
     resid = b.clone()
@@ -102,7 +119,7 @@ def omp_nonnegative(A, b, n_atoms: int, *, lam: float = 0.5, tol: float = 1e-100
     return torch.tensor(support, dtype=torch.long), w
 
 
-class GradMatch:
+class GradMatch(CoresetStrategy):
     """Per-batch GradMatch: ``GradMatch(k, batch_size=50, lam=0.5, tol=1e-100, seed=0).fit(unlabeled_grads)``.
 
     ``unlabeled_grads``: ``N x d`` per-sample gradients (rows in the unlabeled set's order); ``target``
@@ -153,6 +170,11 @@ class GradMatch:
         self.indices_, self.weights_ = expand_batches(batches, weights, n, self.batch_size)
         self.timings_ = {"total": time.perf_counter() - t0}
         return self
+
+    def select(self, inputs: SelectionInputs):
+        """:meth:`fit` on ``inputs.gradients`` with the seed ``seed + inputs.draw`` (the random fill)."""
+        inputs.require("GradMatch", "gradients")
+        return self.with_params(seed=self.seed + inputs.draw).fit(inputs.gradients).result()
 
     def __repr__(self):
         return f"GradMatch(k={self.k}, batch_size={self.batch_size}, lam={self.lam}, tol={self.tol}, seed={self.seed})"

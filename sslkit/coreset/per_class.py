@@ -15,15 +15,15 @@ import time
 
 import torch
 
-from sslkit._checks import check_count
-from sslkit.coreset._inputs import check_budget, check_gradients, check_labels
+from sslkit._checks import check_budget, check_count, check_gradients, check_labels, check_seed
 from sslkit.coreset.crust import proportional_budgets
-from sslkit.coreset.retrieve import Retrieve
+from sslkit.coreset.retrieve import Retrieve, round_step
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
 __all__ = ["PerClassRetrieve"]
 
 
-class PerClassRetrieve:
+class PerClassRetrieve(CoresetStrategy):
     """``PerClassRetrieve(k, seed=0, **retrieve_options).fit(unlabeled_grads, labeled_logits, labels, classes,
     labeled_features=None)`` (module docstring).
 
@@ -32,12 +32,15 @@ class PerClassRetrieve:
     ``c`` uses ``seed + c``. Attributes after ``fit``: ``indices_`` (int64 CPU, class by class in increasing
     class order, each in Retrieve's pick order), ``weights_`` (float32 ones), ``budgets_`` (per class),
     ``classes_`` (the class of each chosen index), ``timings_``. Raises ``ValueError`` when a class with a
-    non-zero budget has no labeled sample (there is no labeled loss to lower).
+    non-zero budget has no labeled sample (there is no labeled loss to lower). ``select(inputs)``: as
+    :class:`~sslkit.coreset.Retrieve`'s, with ``inputs.pseudo_labels`` as the classes.
     """
+
+    needs = ("gradients", "labeled", "pseudo_labels")
 
     def __init__(self, k, *, seed=0, **retrieve_options):
         self.k = check_count(k, "k", allow_zero=False)
-        self.seed = seed
+        self.seed = check_seed(seed)
         self.options = retrieve_options
         Retrieve(1, seed=seed, **retrieve_options)  # validate the options now, not at the first class
 
@@ -74,6 +77,14 @@ class PerClassRetrieve:
         self.classes_ = torch.cat(owner)
         self.timings_ = {"total": time.perf_counter() - t0}
         return self
+
+    def select(self, inputs: SelectionInputs):
+        inputs.require("PerClassRetrieve", "gradients", "labeled_logits", "labels", "pseudo_labels")
+        return (
+            self.with_params(**round_step(self, inputs))
+            .fit(inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.pseudo_labels, inputs.labeled_features)
+            .result()
+        )
 
     def __repr__(self):
         return f"PerClassRetrieve(k={self.k}, seed={self.seed})"

@@ -49,18 +49,22 @@ import time
 import numpy as np
 import torch
 
-from sslkit._checks import check_count, check_seed
-from sslkit.coreset._inputs import (
+from sslkit._checks import (
+    check_bool,
     check_budget,
+    check_count,
     check_features,
     check_gradients,
+    check_indices,
     check_labeled_not_empty,
     check_labels,
     check_open_unit,
     check_positive,
+    check_seed,
 )
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
-__all__ = ["Retrieve", "one_step_objective", "stochastic_candidates"]
+__all__ = ["Retrieve", "one_step_objective", "stochastic_candidates", "round_step"]
 
 GREEDY = ("stochastic", "naive", "rounds")
 
@@ -168,13 +172,13 @@ def one_step_objective(
     lr, lam = check_positive(lr, "lr"), check_positive(lam, "lam")
     side = _LabeledSide(Z, y, H)
     side.step(side.gradient(), lr)
-    idx = torch.as_tensor(subset, dtype=torch.long, device=G.device).reshape(-1)
+    idx = torch.from_numpy(check_indices(subset, G.shape[0], "subset", allow_empty=True)).to(G.device)
     if idx.numel():
         side.step(G[idx].sum(dim=0), lr * lam)
     return -side.loss()
 
 
-class Retrieve:
+class Retrieve(CoresetStrategy):
     """Retrieve's greedy selection of ``k`` unlabeled points (Algorithm 2; gains eq. (7)).
 
     ``Retrieve(k, greedy="stochastic", epsilon=0.01, rounds=15, lr=0.03, lam=1.0, cords_compatible=False,
@@ -197,7 +201,14 @@ class Retrieve:
     (ones, float32: Retrieve's coreset is unweighted), ``gains_`` (the gain of each pick when it was
     picked: ``lr lam grad L_S(theta^S)^T G_e``; CORDS mode: ``grad^T G_e``), ``n_candidates_`` (stochastic:
     candidates per step; else ``None``), ``timings_`` (seconds: ``setup``, ``loop``, ``total``).
+
+    ``select(inputs)``: one round of Algorithm 1 -- :meth:`fit` with ``lr`` = ``inputs.lr`` (``α_t``, the
+    scheduled rate; ``inputs.base_lr`` with ``cords_compatible``, as CORDS), ``lam`` = ``inputs.lam``
+    (``λ_t``; 1 when it is 0 or None -- a zero-weight unlabeled term gives no step) and the seed
+    ``seed + inputs.draw`` (:func:`round_step`); the constructor's ``lr`` and ``lam`` are for :meth:`fit`.
     """
+
+    needs = ("gradients", "labeled")
 
     def __init__(
         self,
@@ -221,7 +232,7 @@ class Retrieve:
             raise ValueError(f"rounds = {self.rounds} exceeds k = {self.k}: each round must add at least one point")
         self.lr = check_positive(lr, "lr")
         self.lam = check_positive(lam, "lam")
-        self.cords_compatible = bool(cords_compatible)
+        self.cords_compatible = check_bool(cords_compatible, "cords_compatible")
         self.seed = check_seed(seed)
 
     def fit(self, unlabeled_grads, labeled_logits, labels, labeled_features=None):
@@ -251,6 +262,14 @@ class Retrieve:
         self.n_samples_ = N
         self.timings_ = {"setup": t_loop - t_start, "loop": t_end - t_loop, "total": t_end - t_start}
         return self
+
+    def select(self, inputs: SelectionInputs):
+        inputs.require("Retrieve", "gradients", "labeled_logits", "labels")
+        return (
+            self.with_params(**round_step(self, inputs))
+            .fit(inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.labeled_features)
+            .result()
+        )
 
     def _outer_gradient(self, side: _LabeledSide, step: int) -> torch.Tensor:
         # CORDS: the first gain is from the correct CE, every later one from the malformed loss (D3)
@@ -300,6 +319,17 @@ class Retrieve:
             f"Retrieve(k={self.k}, greedy={self.greedy!r}, epsilon={self.epsilon}, rounds={self.rounds}, "
             f"lr={self.lr}, lam={self.lam}, cords_compatible={self.cords_compatible}, seed={self.seed})"
         )
+
+
+def round_step(retrieve, inputs: SelectionInputs) -> dict:
+    """``lr``, ``lam`` and ``seed`` of one selection round of a Retrieve-type strategy: ``α_t`` =
+    ``inputs.lr`` (``inputs.base_lr`` with ``cords_compatible``, as CORDS: D4), ``λ_t`` = ``inputs.lam`` or
+    1 when it is 0 or None (a zero-weight unlabeled term gives no step to take), seed ``seed + draw``."""
+    cords = retrieve.get_params().get("cords_compatible", False)
+    lr = inputs.base_lr if cords else inputs.lr
+    if lr is None:
+        raise ValueError(f"{type(retrieve).__name__} needs the step size α_t: SelectionInputs(lr=...) is None")
+    return {"lr": lr, "lam": inputs.lam if inputs.lam else 1.0, "seed": retrieve.seed + inputs.draw}
 
 
 def _distinct_positions(r: int, s: int, gen: torch.Generator) -> torch.Tensor:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from sslkit._checks import check_count, check_seed
-from sslkit.coreset._inputs import check_budget
+from sslkit._checks import check_budget, check_count, check_seed
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 
 __all__ = ["RandomCoreset"]
 
 
-class RandomCoreset:
+class RandomCoreset(CoresetStrategy):
     """``k`` distinct points uniformly at random: ``RandomCoreset(k, seed=0).fit(n_or_grads, draw=0)``.
 
     ``fit`` takes the number of unlabeled points ``N`` or any tensor with ``N`` rows. ``draw`` numbers the
@@ -19,7 +19,10 @@ class RandomCoreset:
     subset, reproducibly (a CPU ``torch.Generator`` seeded from ``numpy.random.SeedSequence([seed, draw])``).
 
     Attributes after ``fit``: ``indices_`` (int64 CPU tensor, distinct), ``weights_`` (ones, float32).
+    ``select(inputs)``: the subset of round ``inputs.draw`` of a pool of ``inputs.n`` (no gradients needed).
     """
+
+    needs = ()
 
     def __init__(self, k, *, seed=0):
         self.k = check_count(k, "k", allow_zero=False)
@@ -33,6 +36,9 @@ class RandomCoreset:
         self.indices_ = torch.randperm(n, generator=gen)[:k]
         self.weights_ = torch.ones(k, dtype=torch.float32)
         return self
+
+    def select(self, inputs: SelectionInputs):
+        return self.with_params().fit(inputs.n, draw=inputs.draw).result()
 
     def __repr__(self):
         return f"RandomCoreset(k={self.k}, seed={self.seed})"

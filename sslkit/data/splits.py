@@ -57,6 +57,11 @@ def _as_index_array(values, name: str) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be a 1-D array of integer indices, got dtype {arr.dtype} and shape {arr.shape}")
+    if arr.dtype.kind == "i" and arr.min() < 0:
+        raise ValueError(
+            f"{name} has {int((arr < 0).sum())} index(es) out of range (negative, e.g. {int(arr.min())}): "
+            "indices are >= 0, never wrapped around"
+        )
     return arr.astype(np.int64, copy=False)
 
 
@@ -289,6 +294,19 @@ def make_split(
     seed = check_seed(seed)
     y = _check_labels(y)
     classes = np.unique(y) if classes is None else _check_class_list(classes, "classes")
+    counts = _split_counts(classes, labeled_per_class, labeled_indices, n_unlabeled, n_val, n_test, val_per_class)
+    rng = np.random.default_rng(seed)
+    available = np.isin(y, classes)
+    labeled = None
+    if labeled_indices is not None:
+        labeled = _check_labeled_indices(labeled_indices, y, available)
+        available[labeled] = False
+    return _draw_split(rng, y, available, labeled, **counts)
+
+
+def _split_counts(classes, labeled_per_class, labeled_indices, n_unlabeled, n_val, n_test, val_per_class) -> dict:
+    """:func:`make_split`'s counts, checked: ``n_unlabeled``, ``n_val``, ``n_test`` and the per-class
+    ``label_counts`` / ``val_counts`` dicts (None when not given)."""
     n_val = check_count(n_val, "n_val")
     n_test = check_count(n_test, "n_test")
     if n_unlabeled is not None:
@@ -301,18 +319,23 @@ def make_split(
         None if labeled_per_class is None else _per_class_counts(labeled_per_class, classes, "labeled_per_class")
     )
     val_counts = None if val_per_class is None else _per_class_counts(val_per_class, classes, "val_per_class")
+    return {
+        "n_unlabeled": n_unlabeled,
+        "n_val": n_val,
+        "n_test": n_test,
+        "label_counts": label_counts,
+        "val_counts": val_counts,
+    }
 
-    rng = np.random.default_rng(seed)
-    available = np.isin(y, classes)
-    if labeled_indices is not None:
-        labeled = _check_labeled_indices(labeled_indices, y, available)
-        available[labeled] = False
+
+def _draw_split(rng, y, available, labeled, *, n_unlabeled, n_val, n_test, label_counts, val_counts) -> Split:
+    """:func:`make_split`'s draws in its documented order: test, validation, labeled (unless given), unlabeled."""
     test = _draw_random(rng, available, n_test, "n_test", "in the pool")
     if val_counts is None:
         val = _draw_random(rng, available, n_val, "n_val", "after drawing the test set")
     else:
         val = _draw_per_class(rng, y, available, val_counts, "val_per_class", "after drawing the test set")
-    if labeled_indices is None:
+    if labeled is None:
         labeled = _draw_per_class(
             rng, y, available, label_counts, "labeled_per_class", "after drawing test and validation sets"
         )
@@ -495,6 +518,15 @@ OOD_PRESETS = {
 PAPER_C_OOD_RATIOS = (0.25, 0.5, 0.75)
 
 
+def _disjoint_classes(id_classes, ood_classes) -> tuple[np.ndarray, np.ndarray]:
+    id_classes = _check_class_list(id_classes, "id_classes")
+    ood_classes = _check_class_list(ood_classes, "ood_classes")
+    both = np.intersect1d(id_classes, ood_classes)
+    if both.size:
+        raise ValueError(f"id_classes and ood_classes overlap in {both.tolist()}")
+    return id_classes, ood_classes
+
+
 def ood_split(y, id_classes, ood_classes, n_labeled_per_class, n_unlabeled, ood_ratio, *, n_val=0, seed) -> OODSplit:
     """Paper C §4 "robust SSL with OOD": labeled data from ID classes, unlabeled data mixed with OOD.
 
@@ -534,18 +566,13 @@ def ood_split(y, id_classes, ood_classes, n_labeled_per_class, n_unlabeled, ood_
     """
     seed = check_seed(seed)
     y = _check_labels(y)
-    id_classes = _check_class_list(id_classes, "id_classes")
-    ood_classes = _check_class_list(ood_classes, "ood_classes")
-    both = np.intersect1d(id_classes, ood_classes)
-    if both.size:
-        raise ValueError(f"id_classes and ood_classes overlap in {both.tolist()}")
+    id_classes, ood_classes = _disjoint_classes(id_classes, ood_classes)
     n_unlabeled = check_count(n_unlabeled, "n_unlabeled")
     n_val = check_count(n_val, "n_val")
     ood_ratio = _check_ratio(ood_ratio, "ood_ratio", low_closed=True, high=1.0, high_closed=False)
     counts = _per_class_counts(n_labeled_per_class, id_classes, "n_labeled_per_class")
     n_ood = _round_half_up(ood_ratio * n_unlabeled)
     n_in = n_unlabeled - n_ood
-
     rng = np.random.default_rng(seed)
     available = np.isin(y, id_classes)
     val = _draw_random(rng, available, n_val, "n_val", "in the ID classes")

@@ -475,7 +475,7 @@ def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto",
     stopping = EarlyStopping(
         patience=p["patience"],
         min_delta=p["min_delta"],
-        start_epoch=getattr(algorithm, "warmup_epochs", 0) or 0,
+        start_epoch=algorithm.warmup_epochs,
         watch_warmup=watch_warmup,
     )
     trainer = Trainer(

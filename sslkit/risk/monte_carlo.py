@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from sslkit._checks import check_count, check_seed
+from sslkit._checks import check_count, check_real, check_seed
 
 __all__ = [
     "PoolSampler",
@@ -128,7 +128,10 @@ class PoolSampler:
     def __init__(self, losses, y):
         L = torch.as_tensor(np.asarray(losses) if not isinstance(losses, torch.Tensor) else losses)
         L = L.detach().to("cpu", _DTYPE)
-        yy = torch.as_tensor(np.asarray(y) if not isinstance(y, torch.Tensor) else y).to("cpu", torch.int64)
+        yy = torch.as_tensor(np.asarray(y) if not isinstance(y, torch.Tensor) else y)
+        if yy.is_floating_point() or yy.is_complex() or yy.dtype == torch.bool:
+            raise TypeError(f"y must hold integer class labels, got dtype {yy.dtype} (floats would be truncated)")
+        yy = yy.to("cpu", torch.int64)
         if L.ndim != 2 or L.shape[1] < 2:
             raise ValueError(f"losses must have shape (N, k) with k >= 2, got {tuple(L.shape)}")
         if yy.ndim != 1 or yy.shape[0] != L.shape[0]:
@@ -189,10 +192,11 @@ class LinearGaussianSampler:
         means = np.asarray(means, dtype=np.float64)
         if means.ndim != 2 or means.shape[1] != w.shape[0]:
             raise ValueError(f"means must have shape (k, {w.shape[0]}) to match w, got {means.shape}")
-        if not (np.isfinite(w).all() and np.isfinite(b) and np.isfinite(means).all()) or float(sigma) <= 0:
-            raise ValueError("w, b and means must be finite and sigma positive")
-        self.loc = torch.as_tensor(means @ w + float(b), dtype=_DTYPE)
-        self.sd = float(sigma) * float(np.linalg.norm(w))
+        if not (np.isfinite(w).all() and np.isfinite(means).all()):
+            raise ValueError("w and means must be finite")
+        b, sigma = check_real(b, "b"), check_real(sigma, "sigma", low=0.0, low_open=True)
+        self.loc = torch.as_tensor(means @ w + b, dtype=_DTYPE)
+        self.sd = sigma * float(np.linalg.norm(w))
         if self.sd == 0:
             raise ValueError("w must not be zero (the score would be constant)")
         self.loss = loss

@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 import torch
 
-from sslkit._checks import check_count, check_seed
+from sslkit._checks import check_bool, check_count, check_real, check_seed
 from sslkit.device import resolve_device
 from sslkit.select.kernel import DEFAULT_BLOCK_SIZE, check_block_size, check_features
 
@@ -333,13 +333,11 @@ class USLSelector(_Selector):
         self.knn = check_count(knn, "knn", allow_zero=False)
         self.kmeans_iter = check_count(kmeans_iter, "kmeans_iter", allow_zero=False)
         self.n_iter = check_count(n_iter, "n_iter", allow_zero=False)
-        for name, v in (("weight", weight), ("power", power), ("horizon", horizon)):
-            if not (isinstance(v, (int, float)) and v >= 0):
-                raise ValueError(f"{name} must be a non-negative number, got {v!r}")
-        if not (isinstance(momentum, (int, float)) and 0 <= momentum <= 1):
-            raise ValueError(f"momentum must be in [0, 1], got {momentum!r}")
-        self.weight, self.momentum, self.power, self.horizon = weight, momentum, power, horizon
-        self.normalize = bool(normalize)
+        self.weight, self.power, self.horizon = (
+            check_real(v, name, low=0.0) for v, name in ((weight, "weight"), (power, "power"), (horizon, "horizon"))
+        )
+        self.momentum = check_real(momentum, "momentum", low=0.0, high=1.0)
+        self.normalize = check_bool(normalize, "normalize")
         self.block_size = check_block_size(block_size)
 
     def _density(self, X: torch.Tensor) -> torch.Tensor:

@@ -30,7 +30,7 @@ import numbers
 import numpy as np
 import torch
 
-from sslkit._checks import check_count, check_seed
+from sslkit._checks import check_count, check_features, check_seed
 from sslkit.device import resolve_device
 
 __all__ = [
@@ -49,37 +49,6 @@ DEFAULT_BLOCK_SIZE = 2048
 # --------------------------------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------------------------------
-
-
-def check_features(X, name: str = "X", *, device=None, dtype=None) -> torch.Tensor:
-    """Return ``X`` as a 2-D floating tensor on ``device`` (numpy arrays, tensors and lists accepted).
-
-    float64 input stays float64; every other input becomes float32 unless ``dtype`` says otherwise.
-    Raises ``TypeError`` for non-numeric input and ``ValueError`` when ``X`` is not 2-D, has no rows or
-    columns, or contains NaN or infinite values.
-    """
-    if isinstance(X, torch.Tensor):
-        t = X.detach()
-    else:
-        try:
-            arr = np.asarray(X)
-        except Exception as exc:  # pragma: no cover - exotic inputs
-            raise TypeError(f"{name} must be a numpy array or torch tensor, got {type(X).__name__}") from exc
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-            raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
-        t = torch.from_numpy(np.ascontiguousarray(arr))
-    if t.is_complex():
-        raise TypeError(f"{name} must be real, got dtype {t.dtype}")
-    if t.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {tuple(t.shape)}")
-    if t.shape[0] == 0 or t.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one row and one column, got shape {tuple(t.shape)}")
-    if dtype is None:
-        dtype = torch.float64 if t.dtype == torch.float64 else torch.float32
-    t = t.to(device=device if device is not None else t.device, dtype=dtype)
-    if not bool(torch.isfinite(t).all()):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return t
 
 
 def check_alpha(alpha, name: str = "alpha") -> float:

@@ -20,11 +20,10 @@ line of (6), and its RKHS form in the third) is unaffected; it is what we comput
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
+from sslkit._checks import check_real
 from sslkit.device import resolve_device
 from sslkit.select.kernel import (
     DEFAULT_BLOCK_SIZE,
@@ -142,11 +141,13 @@ def theorem_5_6_bound(m, alpha, mean_kernel, *, max_diag: float = 1.0):
     ``m`` may be an array (the bound along a run).
     """
     alpha = check_alpha(alpha)
-    m = np.asarray(m, dtype=np.float64)
+    m = np.asarray(m)
+    if m.dtype.kind not in "iu":
+        raise TypeError(f"m must be an integer budget (or an array of them), got dtype {m.dtype}")
+    m = m.astype(np.float64)
     if np.any(m < 1):
         raise ValueError("m must be >= 1")
-    if not (math.isfinite(mean_kernel) and mean_kernel >= 0):
-        raise ValueError(f"mean_kernel must be a non-negative number, got {mean_kernel!r}")
-    B = 2.0 * float(max_diag)
+    mean_kernel = check_real(mean_kernel, "mean_kernel", low=0.0)
+    B = 2.0 * check_real(max_diag, "max_diag", low=0.0, low_open=True)
     bound = (1.0 - alpha) ** 2 * float(mean_kernel) + B * (2.0 + np.log(m)) / (m + 1.0)
     return float(bound) if bound.ndim == 0 else bound
