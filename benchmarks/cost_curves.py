@@ -83,6 +83,15 @@ def timed(fn):
     return out, time.perf_counter() - t0, time.process_time() - c0
 
 
+def collect(run, sizes):
+    """``{part: [(wall, cpu) per size]}`` from ``run(size) -> {part: (wall, cpu)}``."""
+    rows = {}
+    for size in sizes:
+        for part, times in run(size).items():
+            rows.setdefault(part, []).append(times)
+    return rows
+
+
 def report(name, sizes, rows, claim):
     """rows: {part: [(wall, cpu or None) per size]}; prints one table and the slopes of each part."""
     print(f"\n{name}")
@@ -114,11 +123,7 @@ def gkhr_curves(cfg):
         return {"mu": (t["mu"], t["mu_cpu"]), "loop": (t["loop"], t["loop_cpu"]), "fit": (wall, cpu)}
 
     for vary, sizes in (("n", cfg["gkhr_n"]), ("m", cfg["gkhr_m"])):
-        rows = {"mu": [], "loop": [], "fit": []}
-        for s in sizes:
-            r = run(s, m_fixed) if vary == "n" else run(n_fixed, s)
-            for p in rows:
-                rows[p].append(r[p])
+        rows = collect(lambda s, vary=vary: run(s, m_fixed) if vary == "n" else run(n_fixed, s), sizes)
         fixed = f"m = {m_fixed}" if vary == "n" else f"n = {n_fixed}"
         report(
             f"GKHR against {vary} ({fixed}, d = {d}, {torch.get_num_threads()} threads)",
@@ -142,11 +147,7 @@ def greedy_curves(cfg):
         return {"greedy": (sel.timings_["loop"], None), "fit": (wall, cpu)}
 
     for vary, sizes in (("N", cfg["greedy_N"]), ("k", cfg["greedy_k"])):
-        rows = {"greedy": [], "fit": []}
-        for s in sizes:
-            r = run(s, k_fixed) if vary == "N" else run(N_fixed, s)
-            for p in rows:
-                rows[p].append(r[p])
+        rows = collect(lambda s, vary=vary: run(s, k_fixed) if vary == "N" else run(N_fixed, s), sizes)
         fixed = f"k = {k_fixed}" if vary == "N" else f"N = {N_fixed}"
         report(
             f"Retrieve's stochastic greedy against {vary} ({fixed}, d = {G.shape[1]}, n_L = {n_l}, eps = 0.01, "
@@ -184,11 +185,7 @@ def training_selection_seconds(N, n_l=500, dim=32, classes=10, seed=0):
 def training_curves(cfg):
     sizes = cfg["train_N"]
     training_selection_seconds(1000)  # warm-up
-    rows = {"selection": [], "greedy": []}
-    for N in sizes:
-        r = training_selection_seconds(N)
-        for p in rows:
-            rows[p].append(r[p])
+    rows = collect(training_selection_seconds, sizes)
     report(
         "one Retrieve selection inside training (CoresetSelection, VAT, MLP 32-128-10, n_L = 500, k = N / 10, "
         f"{torch.get_num_threads()} thread) against N",
