@@ -12,19 +12,20 @@ only, so it never repeats an index; GKH takes it over all points, so ``indices_`
 with replacement; then ``m > n`` is allowed too).
 
 Implementation: ``mu`` by upper-triangular tiles (:func:`kernel_row_sums`), then each step needs one
-kernel row ``k(x_{i*}, X)`` and a masked argmin. Memory ``O(n d + block_size^2)`` (plus, on a CPU, a cache
-of ``8 lookahead`` kernel rows); time ``O(n^2 d / 2 + m n d)``. On a GPU (``lookahead=1`` by default) each
-step is one matrix-vector product and the chosen index stays on the device (no host synchronisation per
-step). On a CPU one kernel row costs a full read of the features (memory-bound: a matrix-vector product
-over the 100 MB of the n = 50 000, d = 512 benchmark), while the rows of ``lookahead`` points cost about
-the same in one pass (:func:`~sslkit.select.kernel.kernel_rows`). So (``lookahead=16`` there) the loop keeps
-a cache of kernel rows: when the argmin's row is not cached, one pass computes it together with the rows
-of the next ``lookahead - 1`` smallest uncached entries of the objective (the likeliest next picks); rows
-stay cached until their point is picked or evicted. The rows are exact kernel rows, so the selection does
-not depend on the caching. Which point is picked next cannot be predicted much further ahead: on the
-benchmark's Gaussian features the pick of step p ranks about 4th in the objective of step p - 1 (90 %
-within the top 20) but about 80th five steps earlier, so 400 picks take ~130 passes over the features
-(~2000 rows, five per pick) -- the loop is bound by those passes, not by its ``m n d`` multiply-adds.
+kernel row ``k(x_{i*}, X)`` and a masked argmin. Memory ``O(n d + block_size^2)`` (on a CPU including a
+cache of at most ``max(lookahead, min(8 lookahead, d + 2))`` kernel rows); time ``O(n^2 d / 2 + m n d)``.
+On a GPU (``lookahead=1`` by default) each step is one matrix-vector product and the chosen index stays on
+the device (no host synchronisation per step). On a CPU one kernel row costs a full read of the features
+(memory-bound: a matrix-vector product over the 100 MB of the n = 50 000, d = 512 benchmark), while the
+rows of ``lookahead`` points cost about the same in one pass (:func:`~sslkit.select.kernel.kernel_rows`).
+So (``lookahead=16`` there) the loop keeps a cache of kernel rows: when the argmin's row is not cached, one
+pass computes it together with the rows of the next ``lookahead - 1`` smallest uncached entries of the
+objective (the likeliest next picks); rows stay cached until their point is picked or evicted. The rows are
+exact kernel rows, so the selection does not depend on the caching. Which point is picked next cannot be
+predicted much further ahead: on the benchmark's Gaussian features the pick of step p ranks about 4th in the
+objective of step p - 1 (90 % within the top 20) but about 80th five steps earlier, so 400 picks take ~130
+passes over the features (~2000 rows, five per pick): the loop is bound by those passes, not by its
+``m n d`` multiply-adds.
 Ties go to the smallest index (``torch.argmin``), so the result is deterministic given the features; no
 randomness is involved except the seeded subsample of the median bandwidth when ``n > bandwidth_samples``.
 
@@ -245,7 +246,8 @@ class GKH(_Herding):
 
 
 class _RowCache:
-    """Kernel rows ``k(x_c, .)`` of up to ``8 * lookahead`` points, filled ``lookahead`` rows per pass over ``Z``.
+    """Kernel rows ``k(x_c, .)`` of up to ``8 lookahead`` points (at most ``max(lookahead, d + 2)``: no larger
+    than ``Z`` unless ``lookahead`` is), filled ``lookahead`` rows per pass over ``Z``.
 
     On a CPU one kernel row costs a full read of ``Z`` (memory-bound), while ``lookahead`` rows computed in
     one pass (:func:`~sslkit.select.kernel.kernel_rows`) cost about the same. When the loop needs the row of
@@ -258,7 +260,7 @@ class _RowCache:
     def __init__(self, Z: torch.Tensor, lookahead: int):
         n = Z.shape[0]
         self.Z, self.lookahead = Z, lookahead
-        cap = min(8 * lookahead, n)
+        cap = min(max(lookahead, min(8 * lookahead, Z.shape[1])), n)
         self.rows = torch.empty(cap, n, dtype=Z.dtype, device=Z.device)
         self.slot = np.full(n, -1, dtype=np.int64)  # row slot of each point, -1 = not cached
         self.owner = np.full(cap, -1, dtype=np.int64)  # point held by each slot, -1 = free
