@@ -284,19 +284,19 @@ class Retrieve(CoresetStrategy):
         # torch ops would cost more than the gains themselves
         remaining = np.arange(N)  # unselected points in positions [0, r): swap-remove
         indices = np.empty(k, dtype=np.int64)
-        best = torch.empty(k, dtype=G.dtype, device=G.device)
+        best = np.empty(k, dtype=np.float64)
         for t in range(k):
             r = N - t
-            pos = _distinct_positions(r, min(s, r), gen).numpy()
-            cand = torch.from_numpy(remaining[pos])
-            g = torch.index_select(G, 0, cand.to(G.device)) @ self._outer_gradient(side, t)
-            b = int(torch.argmax(g))
-            e = int(cand[b])
-            indices[t] = e
-            best[t] = g[b]
+            pos = _distinct_positions(r, min(s, r), gen)
+            cand = remaining[pos]
+            g = torch.mv(torch.index_select(G, 0, torch.from_numpy(cand).to(G.device)), self._outer_gradient(side, t))
+            value, b = torch.max(g, 0)  # ties: the first drawn candidate
+            b = int(b)
+            e = indices[t] = cand[b]
+            best[t] = float(value)
             remaining[pos[b]] = remaining[r - 1]
             side.step(G[e], scale)
-        return torch.from_numpy(indices), (best * factor).cpu()
+        return torch.from_numpy(indices), torch.from_numpy(best).to(G.dtype) * factor
 
     def _by_rounds(self, G, side, scale, factor, sizes):
         self.n_candidates_ = None
@@ -332,18 +332,18 @@ def round_step(retrieve, inputs: SelectionInputs) -> dict:
     return {"lr": lr, "lam": inputs.lam if inputs.lam else 1.0, "seed": retrieve.seed + inputs.draw}
 
 
-def _distinct_positions(r: int, s: int, gen: torch.Generator) -> torch.Tensor:
+def _distinct_positions(r: int, s: int, gen: torch.Generator) -> np.ndarray:
     """``s`` distinct uniform positions in ``[0, r)``: rejection of ``s`` i.i.d. draws when ``s^2 <= r``
     (accepted with probability >= e^{-1/2}; conditioned on distinctness the draw is a uniform s-subset),
     else a prefix of a random permutation."""
     if s == r:
-        return torch.arange(r)
+        return np.arange(r)
     if s * s <= r:
         while True:
-            pos = torch.randint(r, (s,), generator=gen)
-            if torch.unique(pos).numel() == s:
+            pos = torch.randint(r, (s,), generator=gen).numpy()
+            if len(set(pos.tolist())) == s:
                 return pos
-    return torch.randperm(r, generator=gen)[:s]
+    return torch.randperm(r, generator=gen)[:s].numpy()
 
 
 def _rank_one_factor(bias: torch.Tensor, weight: torch.Tensor) -> torch.Tensor | None:
@@ -355,7 +355,7 @@ def _rank_one_factor(bias: torch.Tensor, weight: torch.Tensor) -> torch.Tensor |
         )
     h = (bias @ weight).div_(nb)
     tol = 64.0 * torch.finfo(weight.dtype).eps * float(torch.linalg.vector_norm(weight))
-    return h if float(torch.linalg.vector_norm(weight - torch.outer(bias, h))) <= tol else None
+    return h if float(torch.linalg.vector_norm(torch.addr(weight, bias, h, alpha=-1.0))) <= tol else None
 
 
 def _sync(device: torch.device) -> None:

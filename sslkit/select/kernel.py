@@ -126,6 +126,19 @@ def kernel_row(Z: torch.Tensor, z_partner: torch.Tensor) -> torch.Tensor:
     return torch.mv(Z, z_partner).clamp_(max=0.0).exp_()
 
 
+def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 1024) -> torch.Tensor:
+    """Kernel rows ``k(b_r, x_i)`` (``len(partners) x n``) of partner rows ``b_r`` against all lifted rows of ``Z``.
+
+    One pass over ``Z`` in column chunks of ``chunk`` rows: each chunk's exponents come from one matrix
+    product and are exponentiated while they are in cache. (The values are those of
+    ``kernel_tile``-style products ``partners @ Z.T``: the chunks split the columns, not the sums.)
+    """
+    out = torch.empty(partners.shape[0], Z.shape[0], dtype=Z.dtype, device=Z.device)
+    for s in range(0, Z.shape[0], chunk):
+        out[:, s : s + chunk] = (partners @ Z[s : s + chunk].T).clamp_(max=0.0).exp_()
+    return out
+
+
 def _tile_sums(T: torch.Tensor, dim: int) -> torch.Tensor:
     """Row (``dim=1``) or column (``dim=0``) sums of one float tile as float64.
 

@@ -1,0 +1,55 @@
+"""What the benchmarks measure about the machine itself: its achieved GEMM rate, its torch CPU dispatch,
+and log-log slopes of cost curves. Imported by the scripts next to it (``python benchmarks/<script>.py``
+puts this folder on ``sys.path``).
+
+The compute floor of a computation is its multiply-add count at the rate this machine's BLAS reaches on a
+large float32 matrix product in the same run and the same thread count (``gemm_rate``): no exact method
+can do the same multiply-adds faster on this machine, so ``floor / measured`` is the fraction of the floor
+reached (1 = at the floor). It is given per wall-clock second and per CPU second (the work of the
+process's threads, which load from other processes barely changes).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import torch
+
+
+def cpu_capability() -> str:
+    """torch's CPU kernel dispatch (``ATEN_CPU_CAPABILITY`` caps it) and the thread count, e.g. ``"AVX2, 2
+    threads"``; BLAS (MKL / OpenBLAS) matrix products follow their own dispatch, not this one."""
+    cap = os.environ.get("ATEN_CPU_CAPABILITY")
+    forced = f" (ATEN_CPU_CAPABILITY={cap})" if cap else ""
+    return f"torch CPU capability {torch.backends.cpu.get_cpu_capability()}{forced}, {torch.get_num_threads()} threads"
+
+
+def gemm_rate(m: int = 2048, k: int = 514, n: int = 2048, device="cpu", seconds: float = 1.0) -> tuple[float, float]:
+    """``(per wall second, per CPU second)``: FLOP (``2 m k n`` per product) of a float32 ``(m x k) @ (k x n)``
+    product per second of wall-clock time and per second of this process's CPU time (all threads), each the
+    best of repeated timings over about ``seconds``. On a shared machine the wall-clock rate drops with the
+    load; the CPU-time rate (the work one core-second does) hardly does, so floors are given in both."""
+    a = torch.randn(m, k, device=device)
+    b = torch.randn(k, n, device=device)
+    sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
+    a @ b
+    sync()
+    wall = cpu = math.inf
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        t0, c0 = time.perf_counter(), time.process_time()
+        a @ b
+        sync()
+        wall, cpu = min(wall, time.perf_counter() - t0), min(cpu, max(time.process_time() - c0, 1e-6))
+    flops = 2.0 * m * k * n
+    return flops / wall, flops / cpu
+
+
+def loglog_slope(xs, ys) -> float:
+    """Least-squares slope of ``log y`` against ``log x`` (the exponent ``a`` of ``y ~ x^a``)."""
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
