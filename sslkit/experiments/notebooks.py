@@ -19,7 +19,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-SCALES = ("quick", "paper")
+from .runs.store import repo_root
+
+SCALES = ("quick", "cpu", "paper")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
@@ -41,13 +43,6 @@ class NotebookSpec:
     gpu_recommended: bool = False
     nbval: str = "lax"
     targets: tuple = ()
-
-
-def repo_root() -> Path:
-    """The folder that holds the ``sslkit`` package: the repository root for an editable install or a clone."""
-    import sslkit
-
-    return Path(sslkit.__file__).resolve().parent.parent
 
 
 def front_matter(path) -> dict:
