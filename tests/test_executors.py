@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sslkit.experiments.executors import RunsFailed, parse_executor
-from sslkit.experiments.runner import load_results, run_grid, run_key
+from sslkit.experiments import load_results, run_grid, run_key
+from sslkit.experiments.runs.executors import RunsFailed, parse_executor
 
 REPO = Path(__file__).resolve().parents[1]
 GRID = {"n": [10, 20, 30]}
@@ -272,7 +272,7 @@ DRIVER = textwrap.dedent(
     """
     import json, sys, time
     import numpy as np
-    from sslkit.experiments.runner import run_grid
+    from sslkit.experiments import run_grid
 
     results, started, executor = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from sslkit.experiments import paper_a
-from sslkit.experiments import paper_a_appendix as A
+from sslkit.experiments.paper_a import appendix as A
 from sslkit.risk import loss_covariances, loss_matrix
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from sslkit.experiments.paper_c_robust import (
+from sslkit.experiments.paper_c.robust import (
     FRACTIONS,
     METHODS,
     PAPER_TABLE11,

@@ -10,8 +10,8 @@ import pickle
 import pytest
 
 from sslkit.experiments import StaleResultsError, load_results, run_grid, run_key, versions_note
-from sslkit.experiments import executors as ex
-from sslkit.experiments.runner import LEGACY_PROTOCOL_VERSION, record_version
+from sslkit.experiments.runs import executors as ex
+from sslkit.experiments.runs.store import LEGACY_PROTOCOL_VERSION, record_version
 
 GRID = {"n": [1, 2]}
 SEEDS = [0, 1]  # 4 runs

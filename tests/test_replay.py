@@ -1,19 +1,19 @@
 """Nothing may change in the results (issue 9, section 4): rerun committed records and require identical metrics.
 
-For every committed results file ``notebooks/results/<name>/<scale>.jsonl``, a few of its records are rerun on
-the CPU from their stored config and seed (:func:`sslkit.experiments.replay.replay`, which knows the run
-function behind each file), and their metrics must equal the stored ones bit for bit (the same JSON text), except
-the wall-clock fields (``replay.TIMING_METRICS``) and the few metrics of ``KNOWN_DRIFT``, whose last bits moved
-since they were written (each with its reason and a tolerance). A record must match under one of
-``replay.thread_counts(path, record)`` (the torch thread count changes last bits: the recorded ``torch_threads`` alone
-when the record has it, else each count the older sweeps used). Which records: for each
-distinct value of the config fields in ``PICK_BY`` (the fields that choose a code path: method, variant,
-selector, ...), the cheapest record by its stored ``seconds`` (ties: the smaller key). Files that cannot be
-replayed record by record (``replay.NOT_REPLAYABLE``) are skipped, saying why. Every record's ``key`` must still
-be the runner's key of its (config, seed, scale), so a resumed sweep recognises it.
+For every committed results file ``notebooks/results/<name>/<scale>.jsonl``, a few of its records are rerun on the
+CPU from their stored config and seed (:func:`sslkit.experiments.runs.replay.replay` with the file's experiment from
+the catalog, :func:`sslkit.experiments.catalog.for_file`), and their metrics must equal the stored ones bit for bit
+(the same JSON text), except the wall-clock fields (``replay.TIMING_METRICS``) and the few metrics of
+``KNOWN_DRIFT``, whose last bits moved since they were written (each with its reason and a tolerance). A record must
+match under one of ``replay.thread_counts(scale, record)`` (the torch thread count changes last bits: the recorded
+``torch_threads`` alone when the record has it, else each count the older sweeps used). Which records: for each
+distinct value of the config fields of the experiment's ``pick_by`` (the fields that choose a code path: method,
+variant, selector, ...), the cheapest record by its stored ``seconds`` (ties: the smaller key). Files that cannot be
+replayed record by record (``replay.NOT_REPLAYABLE``) are skipped, saying why. Every record's ``key`` must still be
+the runner's key of its (config, seed, scale), so a resumed sweep recognises it.
 
-Records whose data is not on this machine are skipped, each with the reason, only when ``SSLKIT_DATA_DIR`` is
-unset (CI sets it); with it set, missing data fails. Replays never download (``SSLKIT_OFFLINE=1``).
+Records whose data is not on this machine are skipped, each with the reason, only when ``SSLKIT_DATA_DIR`` is unset
+(CI sets it); with it set, missing data fails. Replays never download (``SSLKIT_OFFLINE=1``).
 """
 
 import json
@@ -24,40 +24,12 @@ from pathlib import Path
 import pytest
 
 from sslkit.data import DatasetNotFoundError
-from sslkit.experiments import load_results, run_key
-from sslkit.experiments.replay import NOT_REPLAYABLE, REPLAYERS, comparable, file_id, replay, thread_counts
-from sslkit.experiments.runner import LEGACY_MISSING_FIELDS, RECORD_FIELDS, record_version
+from sslkit.experiments import catalog, load_results, run_key
+from sslkit.experiments.runs.replay import NOT_REPLAYABLE, comparable, file_id, replay, thread_counts
+from sslkit.experiments.runs.store import LEGACY_MISSING_FIELDS, RECORD_FIELDS, record_version
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = sorted((ROOT / "notebooks" / "results").glob("**/*.jsonl"))
-
-#: Per results file: the config fields whose every value gets its cheapest record replayed (() = the cheapest
-#: record of the file only).
-PICK_BY = {
-    "a_table1/paper": ("method",),
-    "a_table1_iter/paper": ("variant",),
-    "a_table2/paper": ("method",),
-    "a_table2_order/paper": ("order",),
-    "a_table2_supterm/paper": ("method",),
-    "a_ablations/paper": ("experiment", "nn"),
-    "a_fixmatch/paper": ("setting",),
-    "a_figure1/paper": ("dataset", "loss"),
-    "a_appendix_b/paper": ("dataset",),
-    "supervised_baseline/paper": ("dataset",),
-    "b_figure2/paper": ("distribution",),
-    "b_figure3/paper": ("selector",),
-    "b_table1/cpu_efficientnet": ("algorithm",),
-    "b_table4_proxy/paper": ("alpha",),
-    "b_table4_head/paper": (),
-    "b_table5/paper": ("part",),
-    "c_tradeoff/cpu": ("algorithm",),  # per algorithm its cheapest run (a Random coreset run, ~30 s)
-    "c_variants/cpu": (),  # the cheapest Retrieve variant (selection from the model's gradients)
-    "c_robust/cpu": (),  # the cheapest robust-SSL run (a 10 % coreset run or Supervised)
-    "c_extended/cpu": (),  # the cheapest extended Retrieve run
-    "c_perclass/cpu": (),  # the cheapest per-class Retrieve run
-    "c_bayesian/cpu": (),  # the cheapest Bayesian-coreset run (GIGA, 20 %)
-}
-
 
 #: Metrics that no longer replay bit for bit on main: file -> (metric names, relative tolerance, why). They are held
 #: to that tolerance until their file is regenerated (then delete the entry); every other metric of these files,
@@ -95,19 +67,15 @@ def _cases():
                 marks=pytest.mark.skip(reason=f"{name} cannot be replayed: {NOT_REPLAYABLE[name]}"),
             )
             continue
-        for rec in picked(load_results(path), PICK_BY.get(name, ())):
-            label = ",".join(f"{rec['config'].get(f)}" for f in PICK_BY.get(name, ())) or "cheapest"
-            yield pytest.param(path, rec, id=f"{name}[{label}]-seed{rec['seed']}")
+        fields = catalog.for_file(path)[0].pick_by
+        for rec in picked(load_results(path), fields):
+            label = ",".join(f"{rec['config'].get(f)}" for f in fields) or "cheapest"
+            yield pytest.param(path, rec, id=f"{name}[{label}]-seed{rec['seed']}", marks=pytest.mark.slow)
 
 
-def test_every_results_file_has_a_replayer_and_a_pick_rule():
-    names = {file_id(p) for p in RESULTS}
-    assert names, "no committed results file found under notebooks/results/"
-    assert names == set(REPLAYERS), (
-        f"results files without a replayer: {sorted(names - set(REPLAYERS))}; "
-        f"replayers without a results file: {sorted(set(REPLAYERS) - names)}"
-    )
-    assert names == set(PICK_BY), f"PICK_BY differs from the results files: {sorted(names ^ set(PICK_BY))}"
+def test_every_results_file_has_an_experiment():
+    assert RESULTS, "no committed results file found under notebooks/results/"
+    assert catalog.uncatalogued() == []
 
 
 @pytest.mark.parametrize("path", RESULTS, ids=file_id)
@@ -150,9 +118,10 @@ def _diff(old, new, drifted=(), rel_tol=0.0) -> dict:
 @pytest.mark.parametrize(("path", "record"), list(_cases()))
 def test_replay_gives_identical_metrics(path, record, offline):
     tried = {}
-    for threads in thread_counts(path, record):
+    experiment, scale = catalog.for_file(path)
+    for threads in thread_counts(experiment.scale(scale), record):
         try:
-            new = replay(path, record, threads=threads)
+            new = replay(experiment, scale, record, threads=threads)
         except DatasetNotFoundError as err:
             if os.environ.get("SSLKIT_DATA_DIR"):
                 raise
@@ -175,17 +144,24 @@ def test_replay_gives_identical_metrics(path, record, offline):
     )
 
 
-def test_replay_uses_the_recorded_thread_count(monkeypatch):
+def test_replay_uses_the_recorded_thread_count():
+    import functools
+
     import torch
 
-    from sslkit.experiments import replay as replay_module
+    from sslkit.experiments.runs.experiment import QUICK, Experiment, Scale
 
-    assert thread_counts("r/a_table1/paper.jsonl", {"torch_threads": 3}) == (3,)
-    assert thread_counts("r/a_table1/paper.jsonl", {"key": "old"}) == (1, 2)  # an old record: try each
-    assert thread_counts("r/b_table1/cpu_efficientnet.jsonl", {"key": "old"}) == (2, 1)
-    monkeypatch.setitem(replay_module.REPLAYERS, "t/quick", lambda c, s, sc: {"threads": torch.get_num_threads()})
+    one, two = Scale(QUICK, list, (0,), "x"), Scale(QUICK, list, (0,), "x", threads=2)
+    assert thread_counts(one, {"torch_threads": 3}) == (3,)
+    assert thread_counts(one, {"key": "old"}) == (1, 2)  # an old record: try each
+    assert thread_counts(two, {"key": "old"}) == (2, 1)  # the scale's own count first
+
+    def threads_now(seed, device):
+        return {"threads": torch.get_num_threads(), "seed": seed}
+
+    e = Experiment("t", "A", "t", "a test", functools.partial(threads_now), {"quick": one}, 1)
     record = {"config": {}, "seed": 0, "scale": "quick", "torch_threads": 3}
     before = torch.get_num_threads()
-    assert replay("results/t/quick.jsonl", record) == {"threads": 3}
-    assert replay("results/t/quick.jsonl", {**record, "torch_threads": None}) == {"threads": 1}
+    assert replay(e, "quick", record) == {"threads": 3, "seed": 0}
+    assert replay(e, "quick", {**record, "torch_threads": None}) == {"threads": 1, "seed": 0}
     assert torch.get_num_threads() == before

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from sslkit.experiments.runner import expand_grid, load_results, run_grid, run_key
+from sslkit.experiments import expand_grid, load_results, run_grid, run_key
 
 REPO = Path(__file__).resolve().parents[1]
 GRID = {"method": ["a", "b", "c"], "n": [10, 20]}
@@ -126,7 +126,7 @@ def test_rerun_skips_finished_runs_and_adds_only_new_ones(tmp_path):
 KILL_SCRIPT = textwrap.dedent(
     """
     import os, signal, sys, json
-    from sslkit.experiments.runner import run_grid
+    from sslkit.experiments import run_grid
 
     results, started_log, finished_log, kill_after = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     state = {"started": 0}
@@ -396,7 +396,7 @@ def test_directory_and_unwritable_paths_give_clear_errors(tmp_path):
 
 
 def test_a_finished_sweep_does_not_open_its_file_for_writing(tmp_path, monkeypatch):
-    from sslkit.experiments import runner
+    from sslkit.experiments.runs import runner
 
     path = tmp_path / "r.jsonl"
     done = run_grid(metric_fn, GRID, path, seeds=SEEDS, progress=False)
@@ -430,7 +430,7 @@ def test_read_only_results_file(tmp_path):
 LOCK_SCRIPT = textwrap.dedent(
     """
     import sys, time
-    from sslkit.experiments.runner import run_grid
+    from sslkit.experiments import run_grid
 
     results, ready = sys.argv[1], sys.argv[2]
 

@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sslkit.experiments.report.tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
+from sslkit.experiments.report.tables import (
+    aggregate,
+    comparison_layout,
+    format_mean_std,
+    format_table,
+    paper_comparison,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = ["banknote", "breast_cancer"]

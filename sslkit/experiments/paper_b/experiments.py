@@ -90,6 +90,7 @@ TABLE1 = Experiment(
             _head_data,
             file="cpu_efficientnet",
             extra=_HEAD_EXTRA,
+            threads=2,
             note="an MLP head on frozen EfficientNet-Lite0 features of the lossless CIFAR-10 subset, not a WRN",
         ),
         "paper": Scale(
