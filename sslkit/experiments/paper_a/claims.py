@@ -349,13 +349,15 @@ def a_nn_small_on_tabular(records):
     rows = _nn_rows(records, A_TABULAR + ("covertype", "shuttle", "dry_bean"))
     if not rows:
         return NOT_RUN, "no tabular nn record"
-    judged = [within(v["on"], v["off"], NN_SMALL)[0] for v in rows.values()]
+    results = {k: within(v["on"], v["off"], NN_SMALL) for k, v in rows.items()}
+    judged = [v for v, _ in results.values()]
     small, large = judged.count(HOLDS), judged.count(FAILS)
     verdict = HOLDS if small > len(rows) / 2 else FAILS if large >= len(rows) / 2 else OPEN
-    resolved = sum(compare(v["on"], v["off"]).verdict != "not resolved" for v in rows.values())
+    resolved = sum(c.verdict != "not resolved" for _, c in results.values())
+    k, (_, widest) = max(results.items(), key=lambda kv: max(abs(x) for x in kv[1][1].ci))
     return verdict, (
         f"on − off within ±{NN_SMALL:g} point in {small} of {len(rows)} rows, wholly outside in {large}; the two "
-        f"differ significantly in {resolved}"
+        f"differ significantly in {resolved}; widest interval: {label(k)} {widest.short()}"
     )
 
 

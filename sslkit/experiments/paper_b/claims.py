@@ -218,7 +218,7 @@ CLAIMS = (
         "B-T4-1",
         "B",
         "Table 4",
-        "CIFAR-10 · accuracy",
+        "CIFAR-10 · FreeMatch on frozen features",
         "§7.4, observation (1)",
         "Our proposed RDSS achieves the highest accuracy under all budget conditions, surpassing those that "
         "employ a fixed value",
@@ -230,7 +230,7 @@ CLAIMS = (
         "B-T4-2",
         "B",
         "Table 4",
-        "CIFAR-10 · accuracy",
+        "CIFAR-10 · FreeMatch on frozen features",
         "§7.4, observation (2)",
         "The α that achieve the best or the second best performance are within the interval we set",
         "the two best α by mean lie in [1 − 1/√m, 1] at every budget",
@@ -241,7 +241,7 @@ CLAIMS = (
         "B-T4-3",
         "B",
         "Table 4",
-        "CIFAR-10 · accuracy",
+        "CIFAR-10 · FreeMatch on frozen features",
         "§7.4, observation (3)",
         "The experimental outcomes exhibit varying degrees of reduction compared to our approach when the "
         "representativeness or diversity term is removed.",

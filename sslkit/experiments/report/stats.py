@@ -78,7 +78,7 @@ class Comparison:
     def _digits(self, digits) -> int | str:
         if digits is not None:
             return digits
-        scale = max(abs(self.diff), *(abs(x) for x in self.ci if math.isfinite(x)))
+        scale = max([abs(self.diff), *(abs(x) for x in self.ci if math.isfinite(x))])
         return "3g" if 0 < scale < 0.1 else 2
 
     def _num(self, x, digits) -> str:
