@@ -115,11 +115,13 @@ def local_records(tmp_path):
 
 
 def test_chapter_c_notebooks_take_an_executor_parameter():
-    """So that `sslkit reproduce c-tradeoff --scale paper -p executor=ray` is accepted."""
+    """So that `sslkit reproduce c-tradeoff --scale paper -p executor=ray` is accepted: every notebook of a paper-C
+    experiment has an executor parameter."""
+    from sslkit.experiments import catalog
     from sslkit.experiments.notebooks import notebook_parameters
 
-    for name in ("c_tradeoff", "c_robust", "c_variants", "c_bayesian"):
-        assert notebook_parameters(REPO / "notebooks" / f"{name}.md")["executor"] == "local"
+    for stem in {e.notebook for e in catalog.experiments("C")}:
+        assert notebook_parameters(REPO / "notebooks" / f"{stem}.md")["executor"] == "local"
 
 
 # --- no engine needed ---------------------------------------------------------------------------------------

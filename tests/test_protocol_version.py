@@ -49,7 +49,7 @@ def test_the_version_is_stored_and_not_part_of_the_key(tmp_path):
 
 
 def test_a_record_of_another_version_is_refused_naming_the_file(tmp_path):
-    path = tmp_path / "c_tradeoff" / "cpu.jsonl"
+    path = tmp_path / "an_experiment" / "cpu.jsonl"
     sweep(path, Fn(), version=1)
     before = path.read_bytes()
     fn = Fn(offset=100)

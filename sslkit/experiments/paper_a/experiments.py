@@ -65,17 +65,17 @@ TABLE2_QUICK_SETTINGS = {
 def table1_configs(scale: str, datasets=None) -> list[dict]:
     """Table 1: quick -- two settings, PL / VAT's middle value, the image rows at (15,45) only."""
     if scale == "quick":
-        grid = grid_of(datasets or TABLE1_QUICK, ("(15,45)", "(100,100)"), hyper="first")
+        grid = grid_of(TABLE1_QUICK if datasets is None else datasets, ("(15,45)", "(100,100)"), hyper="first")
         return [g for g in grid if not (g["dataset"] in IMAGE and g["setting"] != "(15,45)")]
-    return grid_of(datasets or TABLE1_DATASETS, hyper=True)
+    return grid_of(TABLE1_DATASETS if datasets is None else datasets, hyper=True)
 
 
 def table2_configs(scale: str, datasets=None) -> list[dict]:
     """Table 2: quick -- one setting per dataset (:data:`TABLE2_QUICK_SETTINGS`), PL / VAT's middle value."""
     if scale == "quick":
-        grid = grid_of(datasets or TABLE2_QUICK, hyper="first")
+        grid = grid_of(TABLE2_QUICK if datasets is None else datasets, hyper="first")
         return [g for g in grid if g["setting"] in TABLE2_QUICK_SETTINGS.get(g["dataset"], ())]
-    return grid_of(datasets or TABLE2_DATASETS, hyper=True)
+    return grid_of(TABLE2_DATASETS if datasets is None else datasets, hyper=True)
 
 
 def iter_configs(scale: str) -> list[dict]:
@@ -190,7 +190,8 @@ CLASS_ORDER_PROBE = "class-order probe"
 
 def fixmatch_configs(scale: str, datasets=None) -> list[dict]:
     """Table 3: every threshold on the paper's rows (quick: one row per dataset)."""
-    datasets = datasets or (FIXMATCH_QUICK if scale == "quick" else A.TABLE3_DATASETS)
+    if datasets is None:
+        datasets = FIXMATCH_QUICK if scale == "quick" else A.TABLE3_DATASETS
     grid = []
     for d in datasets:
         rows = [s for (dd, s) in A.PAPER_TABLE3 if dd == d]
