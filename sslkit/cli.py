@@ -158,7 +158,7 @@ def _run(args) -> int:
 
 
 def notebook_of(name: str) -> str:
-    """The notebook name of ``name``: a notebook (``c-tradeoff``, ``c_tradeoff``) or an experiment's notebook."""
+    """The notebook name of ``name``: a notebook's name (with ``-`` or ``_``), or the notebook of an experiment."""
     names = {s.name for s in notebooks.registry()}
     if name in names or name.replace("_", "-") in names:
         return name if name in names else name.replace("_", "-")

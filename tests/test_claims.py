@@ -196,7 +196,7 @@ def test_figure2_similar_at_small_m():
 
 
 def tradeoff(acc, n=3):
-    """c_tradeoff-like records: ``acc`` {method: accuracy} at budget 0.1 and Full."""
+    """Trade-off-like records (Figure 4): ``acc`` {method: accuracy} at budget 0.1 and Full."""
     out = []
     for seed in range(n):
         full = {

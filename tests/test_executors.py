@@ -205,12 +205,14 @@ def ray_cluster():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_ray_gives_the_local_records(ray_cluster, tmp_path, local_records):
     records = run_grid(fn, GRID, tmp_path / "ray.jsonl", seeds=SEEDS, progress=False, executor="ray")
     assert stable(records) == stable(local_records)  # metrics, keys, hardware, version, config order
     assert load_results(tmp_path / "ray.jsonl") != [] and len(load_results(tmp_path / "ray.jsonl")) == 6
 
 
+@pytest.mark.slow
 def test_ray_records_are_built_on_the_worker_and_written_strictly_under_the_lock(ray_cluster, tmp_path):
     path = tmp_path / "r.jsonl"
     with pytest.raises(RunsFailed, match="1 of 6 runs failed") as info:
@@ -218,6 +220,7 @@ def test_ray_records_are_built_on_the_worker_and_written_strictly_under_the_lock
     _check_strict(path, load_results(path), info.value.failures)
 
 
+@pytest.mark.slow
 def test_ray_failing_run_is_reported_not_retried(ray_cluster, tmp_path):
     attempts = tmp_path / "attempts.log"
 
@@ -234,6 +237,7 @@ def test_ray_failing_run_is_reported_not_retried(ray_cluster, tmp_path):
     assert sorted(_entries(attempts)) == sorted((n, s) for n in GRID["n"] for s in SEEDS)  # each tried once
 
 
+@pytest.mark.slow
 def test_ray_killed_worker_is_retried(ray_cluster, tmp_path, local_records):
     attempts = tmp_path / "attempts.log"
 
@@ -250,6 +254,7 @@ def test_ray_killed_worker_is_retried(ray_cluster, tmp_path, local_records):
     assert started.count((20, 1)) == 2 and len(started) == 7  # only the killed run ran twice
 
 
+@pytest.mark.slow
 def test_ray_worker_that_always_dies_is_reported(ray_cluster, tmp_path):
     def always_killed(n, seed):
         if n == 30:
@@ -335,6 +340,7 @@ def _resume(tmp_path, results, executor):
 
 
 @pytest.mark.parametrize("resume_with", ["ray", "local"])
+@pytest.mark.slow
 def test_killed_ray_driver_resumes_nothing_lost_nothing_duplicated(tmp_path, resume_with):
     pytest.importorskip("ray", reason="ray is not installed (pip install -r .ci/requirements.txt)")
     results = tmp_path / "r.jsonl"
@@ -359,6 +365,7 @@ def submitit():
     return pytest.importorskip("submitit", reason="submitit is not installed (pip install -r .ci/requirements.txt)")
 
 
+@pytest.mark.slow
 def test_slurm_gives_the_local_records(submitit, tmp_path, local_records):
     path = tmp_path / "quick.jsonl"
     records = run_grid(fn, GRID, path, seeds=SEEDS, progress=False, executor=SLURM)
@@ -367,6 +374,7 @@ def test_slurm_gives_the_local_records(submitit, tmp_path, local_records):
     assert (tmp_path / "quick.slurm" / "jobs").is_dir()  # submitit's logs, one set per job
 
 
+@pytest.mark.slow
 def test_slurm_records_are_built_in_the_job_and_written_strictly_under_the_lock(submitit, tmp_path):
     path = tmp_path / "quick.jsonl"
     with pytest.raises(RunsFailed, match="1 of 6 runs failed") as info:
@@ -375,6 +383,7 @@ def test_slurm_records_are_built_in_the_job_and_written_strictly_under_the_lock(
     assert list((tmp_path / "quick.parts").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_slurm_killed_job_is_resubmitted_failing_job_reported(submitit, tmp_path, local_records):
     attempts = tmp_path / "attempts.log"
 
@@ -395,6 +404,7 @@ def test_slurm_killed_job_is_resubmitted_failing_job_reported(submitit, tmp_path
     _check_complete(path, [r for r in local_records if r["config"]["n"] != 30])
 
 
+@pytest.mark.slow
 def test_killed_slurm_driver_its_jobs_records_are_merged_not_rerun(submitit, tmp_path):
     """The driver dies, its jobs do not: they leave their records in quick.parts/, and the next run_grid
     (here the local executor) appends them and runs nothing again."""
@@ -420,3 +430,56 @@ def test_killed_slurm_driver_its_jobs_records_are_merged_not_rerun(submitit, tmp
         assert list(parts.iterdir()) == []
     finally:
         _kill_session(session)
+
+
+# --- bad requests fail fast (issue 19 §6) ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ray_request_no_node_can_meet_fails_within_the_wait(ray_cluster, tmp_path):
+    """A GPU asked of a CPU-only cluster used to queue forever; now an error naming the request and the nodes."""
+    start = time.monotonic()
+    executor = {"name": "ray", "num_gpus": 1, "resource_wait_s": 2}
+    with pytest.raises(ValueError, match="no node of the Ray cluster can run one run: each asks for .*GPU"):
+        run_grid(fn, GRID, tmp_path / "r.jsonl", seeds=SEEDS, progress=False, executor=executor)
+    assert time.monotonic() - start < 60
+    assert not load_results(tmp_path / "r.jsonl")  # nothing ran
+
+
+def test_unreachable_ray_address_fails_at_once():
+    from sslkit.experiments.runs.executors import check_address
+
+    start = time.monotonic()
+    with pytest.raises(ConnectionError, match="no Ray cluster answers at '127.0.0.1:1'"):
+        check_address("127.0.0.1:1", timeout_s=5)
+    with pytest.raises(ValueError, match="host:port"):
+        check_address("nowhere")
+    check_address(None)  # left to Ray: RAY_ADDRESS or a new local cluster
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.slow
+def test_unreachable_ray_address_stops_a_sweep_within_a_minute(tmp_path):
+    """In a fresh process (Ray not initialised): run_grid with an address where nothing listens."""
+    script = (
+        "import sys; from sslkit.experiments import run_grid\n"
+        "run_grid(lambda n, seed: {'n': n}, {'n': [1]}, sys.argv[1], seeds=[0], progress=False,\n"
+        "         executor={'name': 'ray', 'address': '127.0.0.1:1'})\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "r.jsonl")], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0 and "no Ray cluster answers at '127.0.0.1:1'" in done.stderr, done.stderr[-2000:]
+    assert time.monotonic() - start < 90  # Python and Ray's import included
+
+
+def test_slurm_without_sbatch_is_an_error_unless_a_local_cluster_is_asked_for(tmp_path, monkeypatch):
+    pytest.importorskip("submitit", reason="submitit is not installed")
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(FileNotFoundError, match="sbatch is not on PATH.*'cluster': 'local'"):
+        run_grid(fn, GRID, tmp_path / "s.jsonl", seeds=SEEDS, progress=False, executor={"name": "slurm"})
+    assert not load_results(tmp_path / "s.jsonl")  # it did not run locally instead

@@ -6,9 +6,9 @@ lossless 4 000-image CIFAR-10 subset for the MLP heads, synthetic features for t
 from __future__ import annotations
 
 from ..runs.experiment import DETERMINISTIC, DIAGNOSTIC, PAPER_PROTOCOL, QUICK, STAND_IN, Experiment, Reading, Scale
+from . import runs as R
 from . import selection as S
 from . import ssl as L
-from . import timing as T
 
 # --- Figures 2-3: the selection experiments on synthetic data -----------------------------------------------
 
@@ -80,7 +80,7 @@ TABLE1 = Experiment(
     paper="B",
     notebook="b_table1",
     title="Table 1: the selectors' labeled sets under FlexMatch and FreeMatch",
-    run=L.table1_head_run,
+    run=R.table1_head_run,
     scales={
         "quick": Scale(QUICK, table1_quick_configs, (0,), _head_data, extra=_HEAD_EXTRA),
         "cpu": Scale(
@@ -98,7 +98,7 @@ TABLE1 = Experiment(
             table1_paper_configs,
             range(5),
             lambda c: L.TABLE1_DATASETS[c["dataset"]],
-            run=L.table1_paper_run,
+            run=R.table1_paper_run,
             gpu=True,
         ),
     },
@@ -187,7 +187,7 @@ def timing_configs(scale: str) -> list[dict]:
 
 
 def defect_configs(scale: str) -> list[dict]:
-    d = T.DEFECTS[scale]
+    d = R.DEFECTS[scale]
     return [
         {"part": "defects", "features": f, "bandwidth": b, "m": m, "n_pool": d["n_pool"]}
         for m in d["budgets"]
@@ -205,7 +205,7 @@ TABLE5 = Experiment(
     paper="B",
     notebook="b_table5",
     title="Table 5 (App. D.4): selection times, and what the official code's defects do to a selection",
-    run=T.table5_run,
+    run=R.table5_run,
     scales={
         scale: Scale(
             kind,

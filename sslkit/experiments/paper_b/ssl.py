@@ -39,9 +39,6 @@ __all__ = [
     "train_ssl",
     "table1_data",
     "table1_run",
-    "table1_head_run",
-    "table1_paper_run",
-    "HEAD_DATA",
 ]
 
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
@@ -454,52 +451,3 @@ def table1_run(
         model=p["model"],
     )
     return out
-
-
-#: the data of each dataset of the CPU stand-in (the head protocol): MNIST's first 4000 / 2000 images, the
-#: lossless CIFAR-10 subset
-HEAD_DATA = {
-    "mnist": {"n_pool": 4000, "n_test": 2000, "variant": None},
-    "cifar10": {"n_pool": None, "n_test": None, "variant": "lossless"},
-}
-
-
-def table1_head_run(
-    dataset: str, extractor: str, selector: str, algorithm: str, m: int, seed: int, *, device="cpu"
-) -> dict:
-    """One cell of Table 1's CPU stand-in: :func:`table1_run` with the head protocol on :data:`HEAD_DATA`."""
-    return table1_run(
-        dataset, selector, algorithm, m, seed, protocol="head", extractor=extractor, device=device, **HEAD_DATA[dataset]
-    )
-
-
-def table1_paper_run(
-    dataset: str,
-    extractor: str,
-    selector: str,
-    algorithm: str,
-    m: int,
-    seed: int,
-    *,
-    epochs=None,
-    iterations_per_epoch=None,
-    device="auto",
-) -> dict:
-    """One cell of Table 1 at the paper's protocol (USB's WRN-28-2; a GPU job): ``dataset`` is the table's column
-    label ("CIFAR-10", ...); ``epochs`` x ``iterations_per_epoch`` steps (default: the paper's 2^20)."""
-    protocol = dict(USB_PROTOCOL)
-    protocol.update(
-        {k: v for k, v in (("epochs", epochs), ("iterations_per_epoch", iterations_per_epoch)) if v is not None}
-    )
-    return table1_run(
-        TABLE1_DATASETS[dataset],
-        selector,
-        algorithm,
-        m,
-        seed,
-        protocol=protocol,
-        extractor=extractor,
-        variant="auto" if dataset == "CIFAR-10" else None,
-        device=device,
-        select_device=device,
-    )

@@ -1,11 +1,10 @@
 """Paper B (RDSS) Table 5 (App. D.4): :func:`table5_timing_run` -- wall-clock of one selector picking ``m`` of
 ``n`` feature vectors; :func:`defects_run` -- what the official code's defects B1 (random-init network features)
-and B2 (fixed gamma = 0.5, i.e. sigma = sqrt 2) do to the quality of the selection; :func:`table5_run` -- one
-record of either part, with the CIFAR-10 features the defects part needs built once per process."""
+and B2 (fixed gamma = 0.5, i.e. sigma = sqrt 2) do to the quality of the selection (one record of either part:
+:func:`.runs.table5_run`)."""
 
 from __future__ import annotations
 
-import functools
 import time
 
 import numpy as np
@@ -146,67 +145,3 @@ def defects_run(
         "mean_offdiag_kernel": float(off.mean()),
         "select_seconds": round(seconds, 4),
     }
-
-
-#: the defects part's data per scale: pool and test rows of the lossless CIFAR-10 subset, and budgets
-DEFECTS = {
-    "quick": {"n_pool": 240, "n_test": 160, "budgets": (40,)},
-    "paper": {"n_pool": 1000, "n_test": None, "budgets": (40, 100)},
-}
-
-
-@functools.lru_cache(maxsize=2)
-def _defect_features(scale: str, random_init: bool, threads: int) -> dict:
-    from sslkit.data import load_dataset
-    from sslkit.features import extract_features
-
-    ds = load_dataset("cifar10", variant="lossless")
-    n_pool, n_test = DEFECTS[scale]["n_pool"], DEFECTS[scale]["n_test"]
-    if scale == "paper":  # the cached features of the whole subset (Table 1's committed CPU run)
-        P = extract_features(ds.X, "efficientnet_lite0", cache_key="cifar10-lossless-train")[:n_pool]
-        Pt = extract_features(ds.X_test, "efficientnet_lite0", cache_key="cifar10-lossless-test")
-        yt = ds.y_test
-    else:
-        P = extract_features(ds.X[:n_pool], "efficientnet_lite0", cache_key=f"cifar10-lossless-train{n_pool}")
-        Pt = extract_features(ds.X_test[:n_test], "efficientnet_lite0", cache_key=f"cifar10-lossless-test{n_test}")
-        yt = ds.y_test[:n_test]
-    R = random_init_features(ds.X[:n_pool], seed=0) if random_init else None
-    return {"pretrained": P, "random_init": R, "y_pool": ds.y[:n_pool], "pretrained_test": Pt, "y_test": yt}
-
-
-def defect_features(scale: str, random_init: bool = True) -> dict:
-    """The EfficientNet-Lite0 features of the defects part at ``scale`` (:data:`DEFECTS`): pretrained pool and
-    test features, the random-init pool features (only when ``random_init``), the labels; built once per process
-    and torch thread count (the extractor caches the pretrained ones on disk)."""
-    import torch
-
-    return _defect_features(scale, bool(random_init), torch.get_num_threads())
-
-
-def table5_run(
-    part: str,
-    seed: int,
-    *,
-    scale: str,
-    device="cpu",
-    selector=None,
-    n=None,
-    m=None,
-    d=512,
-    features=None,
-    bandwidth=None,
-    n_pool=None,
-) -> dict:
-    """One record of Table 5's page: ``part="timing"`` is :func:`table5_timing_run` (``selector``, ``n``, ``m``,
-    ``d``); ``part="defects"`` is :func:`defects_run` (``features``, ``bandwidth``, ``m``) on
-    :func:`defect_features` of ``scale`` (``n_pool`` must be that scale's pool)."""
-    if part == "timing":
-        return table5_timing_run(selector, n, m, seed, d=d, device=device)
-    if part != "defects":
-        raise ValueError(f"part must be 'timing' or 'defects', got {part!r}")
-    if scale not in DEFECTS or n_pool != DEFECTS[scale]["n_pool"]:
-        raise ValueError(
-            f"the defects part at scale {scale!r} has a pool of {DEFECTS.get(scale, {}).get('n_pool')} rows, "
-            f"got n_pool={n_pool!r}"
-        )
-    return defects_run(features, bandwidth, m, seed, device=device, **defect_features(scale, features == "random_init"))

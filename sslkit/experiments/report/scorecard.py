@@ -272,7 +272,7 @@ def to_html(card: pd.DataFrame, columns=COLUMNS, drop_empty: bool = False) -> st
 
 
 def toc_order(root: str | Path | None = None) -> list[str]:
-    """The files of ``_toc.yml`` (``notebooks/a_table1.md``, ...), in the book's order; ``[]`` without one."""
+    """The files of ``_toc.yml`` (``notebooks/<stem>.md``, ...), in the book's order; ``[]`` without one."""
     import yaml
 
     toc = (Path(root) if root is not None else repo_root()) / "_toc.yml"

@@ -42,7 +42,7 @@ DEVICE = "cpu"
 #: torch intra-op thread counts the committed sweeps ran with, in the order a replay tries them. Some CPU kernels
 #: (matrix products, reductions) sum in an order that depends on the thread count, and so do the last bits of their
 #: results. Records written since the runner stores ``torch_threads`` say which count made them; older records do
-#: not (a_appendix_b holds both), so for those a replay may try each.
+#: not (some files hold both), so for those a replay may try each.
 THREAD_COUNTS = (1, 2)
 
 

@@ -297,7 +297,7 @@ def results_path(name: str, scale: str, *, results_dir=None) -> Path:
     ``pyproject.toml``, e.g. a wheel install) the current working directory is used instead.
     """
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ValueError(f"name must be a plain file name such as 'supervised_baseline', got {name!r}")
+        raise ValueError(f"name must be a plain file name such as 'my_experiment', got {name!r}")
     if not isinstance(scale, str) or not scale or "/" in scale:
         raise ValueError(f"scale must be a non-empty string such as 'quick' or 'paper', got {scale!r}")
     if results_dir is None:
