@@ -24,7 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 GRID = {"n": [10, 20, 30]}
 SEEDS = [0, 1]  # 6 runs
 # torch_threads is the worker's (a Ray worker's is its num_cpus): checked against fn's own count in the strict tests
-VOLATILE = ("seconds", "finished_at", "torch_threads", "platform")  # platform: holds the thread count
+# platform: holds the thread count; call: the run function's name (a script's __main__.fn vs this module's fn)
+VOLATILE = ("seconds", "finished_at", "torch_threads", "platform", "call")
 SLURM = {"name": "slurm", "cluster": "local", "poll_s": 0.2, "timeout_min": 5}
 
 try:  # submitit's jobs and Ray's workers unpickle this file's functions: send them by value

@@ -139,13 +139,17 @@ def run(
     grid = s.configs(readings, **options)
     if not grid:
         return []
+    local = executor == "local"
+    if local:  # the device the runs use, as each record's call stores it ("auto" resolves on a cluster's workers)
+        from sslkit.device import resolve_device
+
+        device = str(resolve_device(device))
     fn = e.call(scale, device)
     if fixed:
         unknown = set(fixed) - set(fn.keywords) - set(_parameters(fn.func))
         if unknown:
             raise ValueError(f"{e.name}: the run function has no argument {sorted(unknown)}")
         fn = type(fn)(fn.func, **{**fn.keywords, **fixed})
-    local = executor == "local"
     hardware = None
     if local:
         hardware = hardware_summary(device) + (

@@ -249,12 +249,13 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
 
 
 def level_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Verdict counts by evidence level of a :func:`ledger_table`: one row per level that has claims ("—" for
-    the claims not run), one column per verdict, and a total."""
+    """Verdict counts by evidence level of a :func:`ledger_table`: one row per level (paper protocol, CPU stand-in
+    and quick always; diagnostic, and "—" for the claims with nothing committed, when they have claims), one
+    column per verdict, and a total."""
     levels = table["level"].replace("", "—")
     counts = pd.crosstab(levels, table["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
-    order = [lv for lv in (*LEVELS, "—") if lv in counts.index]
-    counts = counts.loc[order]
+    order = [lv for lv in (*LEVELS, "—") if lv in counts.index or lv in (PAPER_PROTOCOL, STAND_IN, QUICK)]
+    counts = counts.reindex(order, fill_value=0)
     counts["total"] = counts.sum(axis=1)
     counts.index.name = "evidence level"
     return counts

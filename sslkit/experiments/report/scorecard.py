@@ -57,6 +57,8 @@ DATA_NAMES = {
     "cifar10/lossless": "the lossless CIFAR-10 subset (4 000 training images)",
     "cifar_cvd/jpeg": "CIFAR-10 cat vs dog from its JPEG q75 copy (lossy)",
     "synthetic": "synthetic features",
+    "cifar100": "CIFAR-100",
+    "svhn": "SVHN",
     "gaussian": "a Gaussian pair",
 }
 
