@@ -136,6 +136,7 @@ def test_extra_rows_are_preprocessed_like_the_task():
 
 
 # ------------------------------------------------------------------------------------------------ run functions
+@pytest.mark.slow  # trains
 def test_nn_on_is_tables_1_2_ours_iter_and_runs_are_seeded():
     on = A.run_nn("breast_cancer", "(15,45)", "on", 1, scale="quick", device="cpu")
     ref = paper_a.run_one("breast_cancer", "(15,45)", "Ours (Iter)", 1, scale="quick", device="cpu")
@@ -152,6 +153,7 @@ def test_nn_off_turns_the_correction_off():
     assert A._iter_algorithm(task, "quick").nonnegative is True
 
 
+@pytest.mark.slow  # trains
 def test_fixmatch_cov_size_and_diagnostic_runs():
     fm = A.run_fixmatch("breast_cancer", "Imb. (60)", 0.9, 0, scale="quick", device="cpu")
     assert fm["n_labeled"] == [15, 45] and 0 <= fm["mask_rate"] <= 1

@@ -158,6 +158,7 @@ def test_table4_proxy_run_digits():
         pb.table4_proxy_run("1", 30, 0, dataset="cifar")
 
 
+@pytest.mark.slow  # trains
 def test_wrn_ssl_training_smoke():
     """The paper's protocol path (WRN-28-2 on uint8 images), one step: what table4_ssl_run(protocol="usb")
     and Table 1 run on a GPU."""

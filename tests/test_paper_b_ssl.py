@@ -124,6 +124,7 @@ TINY = {
 
 
 @pytest.mark.parametrize("algorithm", B.TABLE1_ALGORITHMS)
+@pytest.mark.slow  # trains
 def test_train_ssl_head_learns_and_is_deterministic(algorithm):
     X, y = _blobs(n=240, seed=1)
     Xs, ys = _blobs(n=90, seed=1)  # same centres (same seed), fresh noise is not needed: this checks learning
@@ -158,6 +159,7 @@ def test_train_ssl_errors():
 
 
 @pytest.mark.skipif(not HAS_MNIST, reason="SSLKIT_DATA_DIR with mnist not available")
+@pytest.mark.slow  # trains
 def test_table1_run_on_mnist_pixels():
     kw = dict(protocol=TINY, extractor="pixels_pca", n_pool=400, n_test=200, pca_dim=20, device="cpu")
     a = B.table1_run("mnist", "RDSS", "FreeMatch", 20, 0, **kw)

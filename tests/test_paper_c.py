@@ -97,6 +97,7 @@ def test_grids_and_paper_numbers():
         tradeoff_grid("imagenet")
 
 
+@pytest.mark.slow  # trains
 def test_a_quick_run_is_deterministic_and_bad_configs_are_refused():
     torch.set_num_threads(1)
     task = build_task("quick", 0)
@@ -155,6 +156,7 @@ def test_extended_rows_find_when_the_run_matches_full():
     assert rows[1]["match_speedup"] is None
 
 
+@pytest.mark.slow  # trains
 def test_train_with_curve_records_one_point_per_epoch_on_the_test_set_and_leaves_evaluation_out():
     from sslkit.algorithms import VAT
     from sslkit.experiments.paper_c.tradeoff import make_model, train_with_curve
