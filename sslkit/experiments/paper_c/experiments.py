@@ -160,7 +160,7 @@ PER_CLASS = Experiment(
             {"protocol": PROTOCOL_OF[scale], "algorithm": "vat", "method": "retrieve_per_class", "fraction": f}
             for f in T.FRACTIONS
         ],
-        kinds={"quick": DIAGNOSTIC, "cpu": DIAGNOSTIC},
+        kinds={"quick": QUICK, "cpu": DIAGNOSTIC},
         seeds={"quick": (0,), "cpu": range(3)},
     ),
     version=T.PROTOCOL_VERSION,
