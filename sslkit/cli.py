@@ -86,13 +86,14 @@ def parse_seeds(text: str) -> list:
 
 
 def parse_option(text: str) -> tuple[str, object]:
-    """``key=value`` of ``sslkit run -o``: a Python literal, or a comma-separated list of strings and numbers."""
+    """``key=value`` of ``sslkit run -o``: a Python literal, or a comma-separated list of strings and numbers; a single
+    value of a plural key (``datasets``, ``tables``, ``methods``) is a list of one."""
     key, value = notebooks.parse_parameter(text)
     if isinstance(value, tuple):  # 4,5 is a Python tuple
         value = list(value)
     elif isinstance(value, str) and "," in value:
         value = [notebooks.parse_parameter(f"v={v.strip()}")[1] for v in value.split(",") if v.strip()]
-    elif isinstance(value, (str, int)) and key in ("datasets", "tables", "algorithms"):
+    elif isinstance(value, (str, int)) and key.endswith("s"):  # datasets=adult: a list of one
         value = [value]
     return key, value
 

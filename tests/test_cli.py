@@ -323,6 +323,7 @@ def test_parse_seeds_and_options():
         [4, 5],
     )
     assert parse_option("datasets=['adult']") == ("datasets", ["adult"])
+    assert parse_option("methods=full") == ("methods", ["full"])  # a plural key takes a list of one
 
 
 def test_executor_parameter_takes_a_dict_of_resources(tiny, tmp_path, monkeypatch):

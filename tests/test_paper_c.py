@@ -83,6 +83,10 @@ def test_tradeoff_rows_speedup_degradation_and_full_earlystop():
 
 
 def test_grids_and_paper_numbers():
+    with pytest.raises(ValueError, match="methods must be a list of"):
+        tradeoff_grid("cpu", methods="full")  # a string would be read letter by letter
+    with pytest.raises(ValueError, match="algorithms must be a list of"):
+        tradeoff_grid("cpu", algorithms=("vat", "mixmatch"))
     grid = tradeoff_grid("cpu")
     assert grid[0]["method"] == "full" and len(grid) == 1 + 4 * 3
     assert len(variant_grid("cpu")) == 2 * 3

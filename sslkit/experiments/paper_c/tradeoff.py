@@ -383,6 +383,9 @@ def tradeoff_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS, metho
     """The run configurations of the trade-off figure: one Full run per algorithm (``fraction`` 1.0), then
     every coreset method at every budget -- Full first, so Full-EarlyStop can be read off it."""
     protocol_of(protocol)
+    for name, values, allowed in (("algorithms", algorithms, ALGORITHMS), ("methods", methods, METHODS)):
+        if isinstance(values, str) or not set(values) <= set(allowed):
+            raise ValueError(f"{name} must be a list of {allowed}, got {values!r}")
     grid = [{"protocol": protocol, "algorithm": a, "method": "full", "fraction": 1.0} for a in algorithms]
     grid += [
         {"protocol": protocol, "algorithm": a, "method": m, "fraction": f}
