@@ -24,7 +24,7 @@ import torch
 
 from sslkit.data import DatasetNotFoundError, load_dataset
 from sslkit.experiments import hardware_summary
-from sslkit.experiments.variance import (
+from sslkit.experiments.paper_a.variance import (
     FIGURE1_N_PER_CLASS,
     FIGURE1_N_UNLABELED,
     FIGURE1_THETAS,

@@ -43,7 +43,7 @@ from torch.func import functional_call
 from sslkit.algorithms import DS3L, L2RW, VAT, Batch, FitContext
 from sslkit.device import resolve_device
 from sslkit.experiments import hardware_summary
-from sslkit.experiments.paper_c_robust import build_task, robust_run
+from sslkit.experiments.paper_c.robust import build_task, robust_run
 from sslkit.models import MLP, PaperCMNISTCNN
 
 TARGET_PLAIN, TARGET_SPEEDUP = 1.2, 3.0

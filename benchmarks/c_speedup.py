@@ -26,7 +26,7 @@ import sys
 
 import torch
 
-from sslkit.experiments.paper_c import FRACTIONS, PROTOCOLS, build_task, tradeoff_run
+from sslkit.experiments.paper_c.tradeoff import FRACTIONS, PROTOCOLS, build_task, tradeoff_run
 
 
 def projected_speedup(fraction: float, c: float, T: int = 500, R: int = 20, kappa: float = 0.5) -> float:

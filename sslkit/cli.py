@@ -1,11 +1,15 @@
-"""Command line: ``sslkit list``, ``sslkit reproduce NAME ...``, the paper-scale sweeps of paper A
-(``sslkit sweep-a`` for Tables 1-2, ``sslkit sweep-a-appendix`` for Tables 3-10) and ``sslkit --version``.
+"""Command line: ``sslkit list``, ``sslkit run NAME ...``, ``sslkit reproduce NAME ...`` and ``sslkit --version``.
 
-User errors (unknown notebook, unknown parameter or one whose value does not have the type of its
-default in the notebook's parameters cell, unknown Jupyter kernel, notebook not shipped, a file or
-folder that cannot be read or written, a results file another process is writing) print one line to
-stderr and exit with status 2; a notebook that fails while executing exits with status 1 and names
-the executed notebook.
+* ``sslkit run NAME --scale quick|cpu|paper [--seeds 0-4] [--executor ray]`` runs (or resumes) the grid of any
+  experiment of the three papers into its results file (:func:`sslkit.experiments.catalog.run`);
+* ``sslkit reproduce NAME --scale quick|cpu|paper [-p key=value ...]`` executes a notebook through papermill;
+* ``sslkit list`` shows the notebooks and the experiments, with their scales.
+
+User errors (unknown notebook or experiment, a scale it does not have, unknown parameter or one whose value
+does not have the type of its default in the notebook's parameters cell, a bad executor, unknown Jupyter kernel,
+notebook not shipped, a file or folder that cannot be read or written, a results file another process is
+writing) print one line to stderr and exit with status 2; a notebook that fails while executing exits with
+status 1 and names the executed notebook.
 """
 
 from __future__ import annotations
@@ -18,88 +22,160 @@ import sslkit
 
 from .experiments import notebooks
 
+SCALES = ("quick", "cpu", "paper")
+
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="sslkit", description="Semi-supervised learning, reproduced: list and run the book's notebooks."
+        prog="sslkit", description="Semi-supervised learning, reproduced: run the papers' experiments and notebooks."
     )
     parser.add_argument("--version", action="version", version=f"sslkit {sslkit.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("list", help="list the reproducible notebooks")
+    sub.add_parser("list", help="list the notebooks and the experiments, with their scales")
     rep = sub.add_parser("reproduce", help="execute one notebook through papermill")
     rep.add_argument("name", help="notebook name (see `sslkit list`)")
-    rep.add_argument("--scale", choices=notebooks.SCALES, default="quick", help="experiment scale (default: quick)")
-    rep.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="device (default: auto)")
+    rep.add_argument("--scale", choices=SCALES, default="quick", help="experiment scale (default: quick)")
+    rep.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
     rep.add_argument(
         "-p",
         "--parameter",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="notebook parameter; VALUE is read as a Python literal when it is one (3, 0.5, True, 'x'), "
-        "else as a string",
+        help="notebook parameter; VALUE is read as a Python literal when it is one (3, 0.5, True, 'x', "
+        "{'name': 'ray'}), else as a string",
     )
     rep.add_argument("--out", default="_build/reproduce", metavar="DIR", help="folder of the executed notebook")
     rep.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
     rep.add_argument("--no-progress", action="store_true", help="hide papermill's progress bar")
-    a = sub.add_parser("sweep-a", help="run (or resume) paper A's Table 1 or 2 into its results file")
-    a.add_argument("--table", type=int, required=True)
-    a.add_argument("--datasets", required=True, help="comma-separated")
-    a.add_argument("--methods", default=None, help="comma-separated table method names (default: all)")
-    app = sub.add_parser("sweep-a-appendix", help="run (or resume) paper A's Tables 3-10 into their results files")
-    app.add_argument("--tables", required=True, help="comma-separated, 3..10")
-    app.add_argument("--datasets", default=None, help="comma-separated (default: every row of the tables)")
-    for sweep in (a, app):
-        sweep.add_argument("--seeds", default="0-4", help="'0-29' or '0,1,2'")
-        sweep.add_argument("--scale", default="paper")
-        sweep.add_argument("--device", default="auto")
-        sweep.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
-        sweep.add_argument("--results-dir", default=None)
+    run = sub.add_parser("run", help="run (or resume) one experiment's grid into its results file")
+    run.add_argument("name", help="experiment name (see `sslkit list`)")
+    run.add_argument("--scale", choices=SCALES, default="quick", help="experiment scale (default: quick)")
+    run.add_argument("--seeds", default=None, help="'0-29' or '0,1,2' (default: the scale's seeds)")
+    run.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
+    run.add_argument(
+        "--executor", default="local", help="local, ray, slurm, or a dict of resources per run: \"{'name': 'ray'}\""
+    )
+    run.add_argument("--threads", type=int, default=0, help="torch threads (0: the scale's, else torch's default)")
+    run.add_argument("--results-dir", default=None, help="a results folder in place of the experiment's")
+    run.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="narrow the grid, e.g. -o datasets=adult,banknote or -o tables=4,5",
+    )
+    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
 
 
 def parse_seeds(text: str) -> list:
-    """``"0-4"`` -> ``[0, 1, 2, 3, 4]``; ``"0,2"`` -> ``[0, 2]``."""
-    if "-" in text:
-        a, b = text.split("-")
-        return list(range(int(a), int(b) + 1))
-    return [int(s) for s in text.split(",")]
+    """``"0-4"`` -> ``[0, 1, 2, 3, 4]``; ``"0,2"`` -> ``[0, 2]``; ValueError for anything else."""
+    try:
+        if "-" in text.strip("-"):
+            a, b = text.split("-")
+            seeds = list(range(int(a), int(b) + 1))
+        else:
+            seeds = [int(s) for s in text.split(",")]
+    except ValueError:
+        raise ValueError(f"seeds must look like '0-4' or '0,1,2', got {text!r}") from None
+    if not seeds:
+        raise ValueError(f"seeds {text!r} is an empty range")
+    return seeds
 
 
-def _sweep(args) -> int:
-    import torch
+def parse_option(text: str) -> tuple[str, object]:
+    """``key=value`` of ``sslkit run -o``: a Python literal, or a comma-separated list of strings and numbers; a single
+    value of a plural key (``datasets``, ``tables``, ``methods``) is a list of one."""
+    key, value = notebooks.parse_parameter(text)
+    if isinstance(value, tuple):  # 4,5 is a Python tuple
+        value = list(value)
+    elif isinstance(value, str) and "," in value:
+        value = [notebooks.parse_parameter(f"v={v.strip()}")[1] for v in value.split(",") if v.strip()]
+    elif isinstance(value, (str, int)) and key.endswith("s"):  # datasets=adult: a list of one
+        value = [value]
+    return key, value
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    seeds = parse_seeds(args.seeds)
-    kw = dict(scale=args.scale, device=args.device, results_dir=args.results_dir, progress=True)
-    if args.command == "sweep-a":
-        from .experiments.paper_a import run_table
 
-        methods = None if args.methods is None else args.methods.split(",")
-        records = run_table(args.table, [d for d in args.datasets.split(",") if d], seeds, methods=methods, **kw)
-    else:
-        from .experiments.paper_a_appendix import run_tables
+def _executor(text: str):
+    from .experiments.runs.executors import parse_executor
 
-        datasets = None if args.datasets is None else [d for d in args.datasets.split(",") if d]
-        records = run_tables([int(t) for t in args.tables.split(",")], seeds, datasets=datasets, **kw)
-    print(f"{len(records)} runs done")
-    return 0
+    value = notebooks.parse_parameter(f"executor={text}")[1]
+    parse_executor(value)  # a bad name or options: one clear error before anything runs
+    return value
 
 
 def _list() -> int:
-    header = ("NAME", "PAPER", "GPU?", "PATH", "TITLE")
-    rows = [header] + [
-        (s.name, s.paper, "yes" if s.gpu_recommended else "no", s.path, s.title) for s in notebooks.registry()
-    ]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
+    from .experiments import catalog
+
+    by_notebook: dict = {}
+    for e in catalog.experiments():
+        by_notebook.setdefault(e.notebook, set()).update(e.scales)
+    rows = [("NOTEBOOK", "PAPER", "GPU?", "SCALES", "PATH", "TITLE")]
+    for s in notebooks.registry():
+        scales = by_notebook.get(Path(s.path).stem) or {"quick", "paper"}
+        shown = ",".join(x for x in SCALES if x in scales)
+        rows.append((s.name, s.paper, "yes" if s.gpu_recommended else "no", shown, s.path, s.title))
+    _table(rows)
+    print()
+    rows = [("EXPERIMENT", "PAPER", "NOTEBOOK", "SCALES (kind, seeds)", "TITLE")]
+    for e in catalog.experiments():
+        scales = "; ".join(f"{n} ({s.kind}{', GPU' if s.gpu else ''}, {len(s.seeds)})" for n, s in e.scales.items())
+        rows.append((e.name, e.paper, e.notebook.replace("_", "-"), scales, e.title))
+    _table(rows)
+    return 0
+
+
+def _table(rows) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+
+
+def _run(args) -> int:
+    from .experiments import catalog
+
+    options = dict(parse_option(o) for o in args.option)
+    seeds = None if args.seeds is None else parse_seeds(args.seeds)
+    executor = _executor(args.executor)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    records = catalog.run(
+        args.name,
+        args.scale,
+        seeds=seeds,
+        device=args.device,
+        executor=executor,
+        results_dir=args.results_dir,
+        progress=not args.no_progress,
+        **options,
+    )
+    e = catalog.get(args.name)
+    print(f"{len(records)} runs of {e.name} at scale {args.scale} in {e.path(args.scale, args.results_dir)}")
     return 0
+
+
+def notebook_of(name: str) -> str:
+    """The notebook name of ``name``: a notebook's name (with ``-`` or ``_``), or the notebook of an experiment."""
+    names = {s.name for s in notebooks.registry()}
+    if name in names or name.replace("_", "-") in names:
+        return name if name in names else name.replace("_", "-")
+    from .experiments import catalog
+
+    try:
+        return catalog.get(name).notebook.replace("_", "-")
+    except ValueError:
+        return name  # reproduce names the unknown notebook
 
 
 def _reproduce(args) -> int:
     params = dict(notebooks.parse_parameter(p) for p in args.parameter)
+    if "executor" in params:
+        _executor(repr(params["executor"]) if not isinstance(params["executor"], str) else params["executor"])
+    name = notebook_of(args.name)
     try:
         import papermill.exceptions as pm_exc
 
@@ -108,7 +184,7 @@ def _reproduce(args) -> int:
         execution_error = ()
     try:
         path = notebooks.reproduce(
-            args.name,
+            name,
             scale=args.scale,
             device=args.device,
             parameters=params,
@@ -117,9 +193,9 @@ def _reproduce(args) -> int:
             progress=not args.no_progress,
         )
     except execution_error as exc:
-        stem = Path(notebooks.get_notebook(args.name).path).stem
+        stem = Path(notebooks.get_notebook(name).path).stem
         print(
-            f"sslkit: error: notebook {args.name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
+            f"sslkit: error: notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
             f"the executed notebook, with the error, is {args.out}/{stem}.ipynb",
             file=sys.stderr,
         )
@@ -141,8 +217,8 @@ def main(argv=None) -> int:
     try:
         if args.command == "list":
             return _list()
-        if args.command.startswith("sweep-"):
-            return _sweep(args)
+        if args.command == "run":
+            return _run(args)
         return _reproduce(args)
     except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"sslkit: error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line

@@ -1,7 +1,7 @@
-"""`sslkit list`, `sslkit reproduce` and the notebook registry (issue 2, section 5).
+"""`sslkit list`, `sslkit run`, `sslkit reproduce` and the notebook registry (issue 2, section 5; issue 20).
 
 The real notebooks are not executed here; a throwaway MyST notebook stands in for them (two papermill
-executions in all).
+executions in all). `sslkit run` at quick scale, one experiment per paper: tests/test_catalog.py.
 """
 
 import subprocess
@@ -80,14 +80,23 @@ def test_registry_has_the_end_to_end_notebook():
 
 
 def test_list_command(capsys):
+    from sslkit.experiments import catalog
+
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    header, *rows = out.splitlines()
-    assert header.split()[:4] == ["NAME", "PAPER", "GPU?", "PATH"]
+    nb_part, exp_part = out.split("\n\n")
+    header, *rows = nb_part.splitlines()
+    assert header.split()[:5] == ["NOTEBOOK", "PAPER", "GPU?", "SCALES", "PATH"]
     assert len(rows) == len(notebooks.registry())
     row = next(r for r in rows if r.startswith("supervised-baseline "))
-    assert row.split()[:4] == ["supervised-baseline", "A", "no", "notebooks/supervised_baseline.md"]
+    assert row.split()[:5] == ["supervised-baseline", "A", "no", "quick,paper", "notebooks/supervised_baseline.md"]
     assert "Supervised MLP: accuracy vs number of labels" in row
+    assert "quick,cpu,paper" in next(r for r in rows if r.startswith("c-robust "))  # the cpu scale is listed
+    header, *rows = exp_part.strip().splitlines()
+    assert header.split()[:3] == ["EXPERIMENT", "PAPER", "NOTEBOOK"] and len(rows) == len(catalog.experiments())
+    for e in catalog.experiments():
+        row = next(r for r in rows if r.split()[0] == e.name)
+        assert all(f"{scale} ({s.kind}" in row for scale, s in e.scales.items()), row
 
 
 def test_console_script_and_module_entry_point():
@@ -210,9 +219,15 @@ def test_cli_os_errors_kernels_and_parameter_types_are_one_line(tiny, tmp_path, 
         (["reproduce", "tiny", "-p", "n=True"], "got True (bool)"),
         (["reproduce", "tiny", "-p", "label=3"], "parameter 'label' must be a str like its default 'x', got 3 (int)"),
         (
-            ["sweep-a", "--table", "1", "--datasets", "banknote", "--seeds", "0", "--results-dir", str(blocker)],
+            ["run", "supervised_baseline", "--seeds", "0", "-o", "datasets=banknote", "--results-dir", str(blocker)],
             "cannot write the results file",
         ),
+        (["run", "no_such_experiment"], "unknown experiment 'no_such_experiment'; experiments: a_table1"),
+        (["run", "b_table5", "--scale", "cpu"], "experiment 'b_table5' has no scale 'cpu'; its scales: quick, paper"),
+        (["run", "b_table4_ssl", "--scale", "paper", "--device", "cpu"], "the paper's protocol for a GPU"),
+        (["run", "b_figure3", "--executor", "spark"], "executor name must be one of ('local', 'ray', 'slurm')"),
+        (["run", "b_figure3", "--seeds", "a-b"], "seeds must look like '0-4' or '0,1,2'"),
+        (["reproduce", "tiny", "-p", "executor={'name': 'spark'}"], "executor name must be one of"),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv
@@ -246,7 +261,7 @@ def test_reproduce_argument_errors(tiny, tmp_path):
         ValueError, match="unknown notebook 'nope'; reproducible notebooks: a-ablations, .*supervised-baseline"
     ):
         reproduce("nope")
-    with pytest.raises(ValueError, match="scale must be one of quick, paper"):
+    with pytest.raises(ValueError, match="scale must be one of quick, cpu, paper"):
         reproduce(tiny, scale="full")
     with pytest.raises(ValueError, match="device must be one of"):
         reproduce(tiny, device="gpu")
@@ -298,22 +313,98 @@ def test_cli_failing_notebook_exits_1_and_names_the_executed_notebook(tiny, tmp_
     assert seen["kernelspec"] == "python3"  # set on the converted notebook (pitfall P2)
 
 
-def test_parse_seeds():
-    from sslkit.cli import parse_seeds
+def test_parse_seeds_and_options():
+    from sslkit.cli import parse_option, parse_seeds
 
     assert parse_seeds("0-4") == [0, 1, 2, 3, 4] and parse_seeds("3") == [3] and parse_seeds("0,2,7") == [0, 2, 7]
+    assert parse_option("datasets=adult,banknote") == ("datasets", ["adult", "banknote"])
+    assert parse_option("datasets=adult") == ("datasets", ["adult"]) and parse_option("tables=4,5") == (
+        "tables",
+        [4, 5],
+    )
+    assert parse_option("datasets=['adult']") == ("datasets", ["adult"])
+    assert parse_option("methods=full") == ("methods", ["full"])  # a plural key takes a list of one
 
 
-def test_sweeps_of_paper_a_write_their_results_files(tmp_path, capsys):
+def test_executor_parameter_takes_a_dict_of_resources(tiny, tmp_path, monkeypatch):
+    """The documented `-p "executor={'name': 'ray', 'num_gpus': 1}"` reaches the notebook as that dict (it used to
+    be refused: the default "local" is a str), and a bad executor is refused before anything runs."""
+    import papermill
+
+    seen = {}
+    monkeypatch.setattr(papermill, "execute_notebook", lambda i, o, **kw: seen.update(kw))
+    executor_nb = tmp_path / "with_executor.md"
+    executor_nb.write_text(TINY.replace('label = "x"', 'label = "x"\nexecutor = "local"'))
+    spec = NotebookSpec("with-executor", str(executor_nb), "takes an executor")
+    monkeypatch.setattr(notebooks, "registry", lambda: (spec,))
+    argv = ["reproduce", "with-executor", "--out", str(tmp_path), "-p", "executor={'name': 'ray', 'num_gpus': 1}"]
+    assert main(argv) == 0
+    assert seen["parameters"]["executor"] == {"name": "ray", "num_gpus": 1}
+    assert main(["reproduce", "with-executor", "--out", str(tmp_path), "-p", "executor=slurm"]) == 0
+    assert seen["parameters"]["executor"] == "slurm"
+
+
+def documented_commands() -> list:
+    """Every ``sslkit ...`` command of the README and the book's pages (a trailing backslash continues a line)."""
+    import shlex
+
+    commands = []
+    for page in [REPO / "README.md", *sorted((REPO / "book").glob("*.md"))]:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        i = 0
+        while i < len(lines):
+            line = lines[i].strip()
+            if line.startswith("sslkit ") and not line.startswith("sslkit/"):
+                while line.endswith("\\") and i + 1 < len(lines):
+                    i += 1
+                    line = line[:-1] + " " + lines[i].strip()
+                argv = shlex.split(line, comments=True)
+                commands.append((page.name, argv[1:]))
+            i += 1
+    return commands
+
+
+def test_the_documented_commands_are_accepted_verbatim(monkeypatch, capsys, tmp_path):
+    """Issue 19 §6: README.md's and book/clusters.md's commands (the Ray and Slurm resource dicts included) go
+    through the CLI as written; the notebook gets the executor dict, `sslkit run` the experiment. Nothing runs:
+    papermill and catalog.run are stand-ins here (the real CPU run: the test below)."""
+    import papermill
+
+    from sslkit.experiments import catalog
+
+    seen = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda i, o, **kw: seen.append(("reproduce", kw["parameters"])))
+    monkeypatch.setattr(catalog, "run", lambda name, scale, **kw: seen.append(("run", name, scale, kw)) or [])
+    commands = documented_commands()
+    pages = {page for page, _ in commands}
+    assert {"README.md", "clusters.md"} <= pages and any("executor" in " ".join(a) for _, a in commands)
+    for page, argv in commands:
+        if argv and argv[0] == "reproduce" and "--out" not in argv:
+            argv = [*argv, "--out", str(tmp_path)]
+        assert main(argv) == 0, (page, argv, capsys.readouterr().err)
+        if argv[0] == "reproduce" and any("executor=" in a for a in argv):
+            executor = seen[-1][1]["executor"]
+            assert isinstance(executor, dict) and executor["name"] in ("ray", "slurm"), (page, executor)
+    assert any(s[0] == "run" for s in seen) and any(s[0] == "reproduce" for s in seen)
+
+
+@pytest.mark.slow
+def test_the_documented_ray_command_runs_with_a_cpu_only_request(tmp_path, capsys):
+    """book/clusters.md's `sslkit run ... --executor "{'name': 'ray', 'num_gpus': 1}"`, made CPU-runnable: quick
+    scale, the CPU, one CPU per run instead of a GPU, narrowed to one run, into a temporary results folder."""
+    pytest.importorskip("ray")
     from sslkit.experiments import load_results
 
-    argv = ["--seeds", "0", "--scale", "quick", "--device", "cpu", "--results-dir", str(tmp_path)]
-    assert main(["sweep-a", "--table", "1", "--datasets", "breast_cancer", "--methods", "Sup.", *argv]) == 0
-    assert capsys.readouterr().out.strip().endswith("4 runs done")
-    records = load_results(tmp_path / "a_table1" / "quick.jsonl")
-    assert sorted(r["config"]["setting"] for r in records) == sorted(["(15,45)", "(30,30)", "(50,150)", "(100,100)"])
-    assert main(["sweep-a-appendix", "--tables", "6", "--datasets", "breast_cancer", *argv]) == 0
-    assert capsys.readouterr().out.strip().endswith("8 runs done")
-    assert len(load_results(tmp_path / "a_ablations" / "quick.jsonl")) == 8
-    assert main(["sweep-a", "--table", "3", "--datasets", "adult", *argv]) == 2
-    assert "table must be 1 or 2" in capsys.readouterr().err
+    argv = next(a for p, a in documented_commands() if p == "clusters.md" and a[0] == "run" and "--executor" in a)
+    argv = [x.replace("'num_gpus': 1", "'num_cpus': 1") for x in argv]
+    argv = [{"paper": "quick", "cuda": "cpu"}.get(x, x) for x in argv]
+    name = argv[1]
+    argv += ["--seeds", "0", "-o", "algorithms=vat", "-o", "methods=full", "--results-dir", str(tmp_path)]
+    try:
+        assert main(argv) == 0, capsys.readouterr().err
+    finally:
+        import ray
+
+        ray.shutdown()
+    records = load_results(tmp_path / name / "quick.jsonl")
+    assert len(records) == 1 and records[0]["config"]["method"] == "full"

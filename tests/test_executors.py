@@ -17,14 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sslkit.experiments.executors import RunsFailed, parse_executor
-from sslkit.experiments.runner import load_results, run_grid, run_key
+from sslkit.experiments import load_results, run_grid, run_key
+from sslkit.experiments.runs.executors import RunsFailed, parse_executor
 
 REPO = Path(__file__).resolve().parents[1]
 GRID = {"n": [10, 20, 30]}
 SEEDS = [0, 1]  # 6 runs
 # torch_threads is the worker's (a Ray worker's is its num_cpus): checked against fn's own count in the strict tests
-VOLATILE = ("seconds", "finished_at", "torch_threads", "platform")  # platform: holds the thread count
+# platform: holds the thread count; call: the run function's name (a script's __main__.fn vs this module's fn)
+VOLATILE = ("seconds", "finished_at", "torch_threads", "platform", "call")
 SLURM = {"name": "slurm", "cluster": "local", "poll_s": 0.2, "timeout_min": 5}
 
 try:  # submitit's jobs and Ray's workers unpickle this file's functions: send them by value
@@ -115,11 +116,13 @@ def local_records(tmp_path):
 
 
 def test_chapter_c_notebooks_take_an_executor_parameter():
-    """So that `sslkit reproduce c-tradeoff --scale paper -p executor=ray` is accepted."""
+    """So that `sslkit reproduce c-tradeoff --scale paper -p executor=ray` is accepted: every notebook of a paper-C
+    experiment has an executor parameter."""
+    from sslkit.experiments import catalog
     from sslkit.experiments.notebooks import notebook_parameters
 
-    for name in ("c_tradeoff", "c_robust", "c_variants", "c_bayesian"):
-        assert notebook_parameters(REPO / "notebooks" / f"{name}.md")["executor"] == "local"
+    for stem in {e.notebook for e in catalog.experiments("C")}:
+        assert notebook_parameters(REPO / "notebooks" / f"{stem}.md")["executor"] == "local"
 
 
 # --- no engine needed ---------------------------------------------------------------------------------------
@@ -203,12 +206,14 @@ def ray_cluster():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_ray_gives_the_local_records(ray_cluster, tmp_path, local_records):
     records = run_grid(fn, GRID, tmp_path / "ray.jsonl", seeds=SEEDS, progress=False, executor="ray")
     assert stable(records) == stable(local_records)  # metrics, keys, hardware, version, config order
     assert load_results(tmp_path / "ray.jsonl") != [] and len(load_results(tmp_path / "ray.jsonl")) == 6
 
 
+@pytest.mark.slow
 def test_ray_records_are_built_on_the_worker_and_written_strictly_under_the_lock(ray_cluster, tmp_path):
     path = tmp_path / "r.jsonl"
     with pytest.raises(RunsFailed, match="1 of 6 runs failed") as info:
@@ -216,6 +221,7 @@ def test_ray_records_are_built_on_the_worker_and_written_strictly_under_the_lock
     _check_strict(path, load_results(path), info.value.failures)
 
 
+@pytest.mark.slow
 def test_ray_failing_run_is_reported_not_retried(ray_cluster, tmp_path):
     attempts = tmp_path / "attempts.log"
 
@@ -232,6 +238,7 @@ def test_ray_failing_run_is_reported_not_retried(ray_cluster, tmp_path):
     assert sorted(_entries(attempts)) == sorted((n, s) for n in GRID["n"] for s in SEEDS)  # each tried once
 
 
+@pytest.mark.slow
 def test_ray_killed_worker_is_retried(ray_cluster, tmp_path, local_records):
     attempts = tmp_path / "attempts.log"
 
@@ -248,6 +255,7 @@ def test_ray_killed_worker_is_retried(ray_cluster, tmp_path, local_records):
     assert started.count((20, 1)) == 2 and len(started) == 7  # only the killed run ran twice
 
 
+@pytest.mark.slow
 def test_ray_worker_that_always_dies_is_reported(ray_cluster, tmp_path):
     def always_killed(n, seed):
         if n == 30:
@@ -272,7 +280,7 @@ DRIVER = textwrap.dedent(
     """
     import json, sys, time
     import numpy as np
-    from sslkit.experiments.runner import run_grid
+    from sslkit.experiments import run_grid
 
     results, started, executor = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 
@@ -333,6 +341,7 @@ def _resume(tmp_path, results, executor):
 
 
 @pytest.mark.parametrize("resume_with", ["ray", "local"])
+@pytest.mark.slow
 def test_killed_ray_driver_resumes_nothing_lost_nothing_duplicated(tmp_path, resume_with):
     pytest.importorskip("ray", reason="ray is not installed (pip install -r .ci/requirements.txt)")
     results = tmp_path / "r.jsonl"
@@ -357,6 +366,7 @@ def submitit():
     return pytest.importorskip("submitit", reason="submitit is not installed (pip install -r .ci/requirements.txt)")
 
 
+@pytest.mark.slow
 def test_slurm_gives_the_local_records(submitit, tmp_path, local_records):
     path = tmp_path / "quick.jsonl"
     records = run_grid(fn, GRID, path, seeds=SEEDS, progress=False, executor=SLURM)
@@ -365,6 +375,7 @@ def test_slurm_gives_the_local_records(submitit, tmp_path, local_records):
     assert (tmp_path / "quick.slurm" / "jobs").is_dir()  # submitit's logs, one set per job
 
 
+@pytest.mark.slow
 def test_slurm_records_are_built_in_the_job_and_written_strictly_under_the_lock(submitit, tmp_path):
     path = tmp_path / "quick.jsonl"
     with pytest.raises(RunsFailed, match="1 of 6 runs failed") as info:
@@ -373,6 +384,7 @@ def test_slurm_records_are_built_in_the_job_and_written_strictly_under_the_lock(
     assert list((tmp_path / "quick.parts").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_slurm_killed_job_is_resubmitted_failing_job_reported(submitit, tmp_path, local_records):
     attempts = tmp_path / "attempts.log"
 
@@ -393,6 +405,7 @@ def test_slurm_killed_job_is_resubmitted_failing_job_reported(submitit, tmp_path
     _check_complete(path, [r for r in local_records if r["config"]["n"] != 30])
 
 
+@pytest.mark.slow
 def test_killed_slurm_driver_its_jobs_records_are_merged_not_rerun(submitit, tmp_path):
     """The driver dies, its jobs do not: they leave their records in quick.parts/, and the next run_grid
     (here the local executor) appends them and runs nothing again."""
@@ -418,3 +431,56 @@ def test_killed_slurm_driver_its_jobs_records_are_merged_not_rerun(submitit, tmp
         assert list(parts.iterdir()) == []
     finally:
         _kill_session(session)
+
+
+# --- bad requests fail fast (issue 19 §6) ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ray_request_no_node_can_meet_fails_within_the_wait(ray_cluster, tmp_path):
+    """A GPU asked of a CPU-only cluster used to queue forever; now an error naming the request and the nodes."""
+    start = time.monotonic()
+    executor = {"name": "ray", "num_gpus": 1, "resource_wait_s": 2}
+    with pytest.raises(ValueError, match="no node of the Ray cluster can run one run: each asks for .*GPU"):
+        run_grid(fn, GRID, tmp_path / "r.jsonl", seeds=SEEDS, progress=False, executor=executor)
+    assert time.monotonic() - start < 60
+    assert not load_results(tmp_path / "r.jsonl")  # nothing ran
+
+
+def test_unreachable_ray_address_fails_at_once():
+    from sslkit.experiments.runs.executors import check_address
+
+    start = time.monotonic()
+    with pytest.raises(ConnectionError, match="no Ray cluster answers at '127.0.0.1:1'"):
+        check_address("127.0.0.1:1", timeout_s=5)
+    with pytest.raises(ValueError, match="host:port"):
+        check_address("nowhere")
+    check_address(None)  # left to Ray: RAY_ADDRESS or a new local cluster
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.slow
+def test_unreachable_ray_address_stops_a_sweep_within_a_minute(tmp_path):
+    """In a fresh process (Ray not initialised): run_grid with an address where nothing listens."""
+    script = (
+        "import sys; from sslkit.experiments import run_grid\n"
+        "run_grid(lambda n, seed: {'n': n}, {'n': [1]}, sys.argv[1], seeds=[0], progress=False,\n"
+        "         executor={'name': 'ray', 'address': '127.0.0.1:1'})\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "r.jsonl")], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0 and "no Ray cluster answers at '127.0.0.1:1'" in done.stderr, done.stderr[-2000:]
+    assert time.monotonic() - start < 90  # Python and Ray's import included
+
+
+def test_slurm_without_sbatch_is_an_error_unless_a_local_cluster_is_asked_for(tmp_path, monkeypatch):
+    pytest.importorskip("submitit", reason="submitit is not installed")
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(FileNotFoundError, match="sbatch is not on PATH.*'cluster': 'local'"):
+        run_grid(fn, GRID, tmp_path / "s.jsonl", seeds=SEEDS, progress=False, executor={"name": "slurm"})
+    assert not load_results(tmp_path / "s.jsonl")  # it did not run locally instead

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from sslkit.experiments import paper_a
-from sslkit.experiments import paper_a_appendix as A
+from sslkit.experiments.paper_a import appendix as A
 from sslkit.risk import loss_covariances, loss_matrix
 
 
@@ -136,6 +136,7 @@ def test_extra_rows_are_preprocessed_like_the_task():
 
 
 # ------------------------------------------------------------------------------------------------ run functions
+@pytest.mark.slow  # trains
 def test_nn_on_is_tables_1_2_ours_iter_and_runs_are_seeded():
     on = A.run_nn("breast_cancer", "(15,45)", "on", 1, scale="quick", device="cpu")
     ref = paper_a.run_one("breast_cancer", "(15,45)", "Ours (Iter)", 1, scale="quick", device="cpu")
@@ -152,6 +153,7 @@ def test_nn_off_turns_the_correction_off():
     assert A._iter_algorithm(task, "quick").nonnegative is True
 
 
+@pytest.mark.slow  # trains
 def test_fixmatch_cov_size_and_diagnostic_runs():
     fm = A.run_fixmatch("breast_cancer", "Imb. (60)", 0.9, 0, scale="quick", device="cpu")
     assert fm["n_labeled"] == [15, 45] and 0 <= fm["mask_rate"] <= 1
@@ -192,7 +194,8 @@ def test_cifar10_multiclass_task_follows_mnist_protocol(monkeypatch):
         classes=tuple(str(c) for c in range(10)),
         source="fake",
     )
-    monkeypatch.setattr(paper_a, "source_dataset", lambda dataset, data_root=None: fake)
+    for module in (paper_a, paper_a.protocol):  # build_task reads the protocol module's, extra_rows the package's
+        monkeypatch.setattr(module, "source_dataset", lambda dataset, data_root=None: fake)
     task = A.build_task("cifar10", "Sev. (500)", 0, n_unlabeled=300, n_val=200)
     assert task.labeled_counts == paper_a.labeled_counts("mnist", "Sev. (500)")
     assert tuple(task.X_l.shape[1:]) == (3, 32, 32) and task.X_val.shape[0] == 200 and task.X_u.shape[0] == 300

@@ -207,6 +207,7 @@ def test_grid_and_selection():
     assert [(r["config"]["selected"], r["seed"]) for r in kept] == [(0.9, 0)]
 
 
+@pytest.mark.slow  # trains
 def test_run_one_quick_is_sane_and_deterministic(monkeypatch):
     pytest.importorskip("sslkit.algorithms.risk_rewrite")
     monkeypatch.setitem(paper_a.PROTOCOL, "quick", {**paper_a.PROTOCOL["quick"], "epochs": 3, "patience": 2})

@@ -1,4 +1,4 @@
-"""Paper B experiment helpers (sslkit.experiments.paper_b): Figure 2/3 runs, Table 4 numbers and runs."""
+"""Paper B experiment helpers (sslkit.experiments.paper_b.selection): Figure 2/3 runs, Table 4 numbers and runs."""
 
 import math
 
@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from sslkit.data import RDSS_TOY_DISTRIBUTIONS, rdss_toy_distribution
-from sslkit.experiments import paper_b as pb
 from sslkit.experiments import paper_comparison
+from sslkit.experiments.paper_b import selection as pb
 from sslkit.select import GKH, GKHR, gaussian_kernel, median_bandwidth
 
 
@@ -158,10 +158,11 @@ def test_table4_proxy_run_digits():
         pb.table4_proxy_run("1", 30, 0, dataset="cifar")
 
 
+@pytest.mark.slow  # trains
 def test_wrn_ssl_training_smoke():
     """The paper's protocol path (WRN-28-2 on uint8 images), one step: what table4_ssl_run(protocol="usb")
     and Table 1 run on a GPU."""
-    from sslkit.experiments.paper_b_ssl import USB_PROTOCOL, train_ssl
+    from sslkit.experiments.paper_b.ssl import USB_PROTOCOL, train_ssl
 
     rng = np.random.default_rng(0)
     X = rng.integers(0, 256, size=(12, 16, 16, 3), dtype=np.uint8)

@@ -1,4 +1,4 @@
-"""Paper B Table 1 / Table 5 experiment functions (sslkit.experiments.paper_b_ssl)."""
+"""Paper B Table 1 / Table 5 experiment functions (sslkit.experiments.paper_b.ssl, .timing)."""
 
 import math
 import os
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from sslkit.experiments import paper_b_ssl as B
+from sslkit.experiments.paper_b import ssl as B
+from sslkit.experiments.paper_b import timing as T
 from sslkit.features import available_extractors
 from sslkit.select import GKHR, ActiveFTSelector, KMeansSelector, RandomSelector, StratifiedSelector, USLSelector
 
@@ -42,7 +43,7 @@ def test_paper_table1_is_complete_and_spot_values():
 
 def test_paper_table1_agrees_with_table4_typed_separately():
     """Table 4's row alpha = 1 - 1/sqrt(m) is the same experiment as Table 1's FreeMatch + RDSS (CIFAR)."""
-    from sslkit.experiments.paper_b import PAPER_TABLE4
+    from sslkit.experiments.paper_b.selection import PAPER_TABLE4
 
     for d in ("CIFAR-10", "CIFAR-100"):
         for m in B.TABLE1_BUDGETS[d]:
@@ -123,6 +124,7 @@ TINY = {
 
 
 @pytest.mark.parametrize("algorithm", B.TABLE1_ALGORITHMS)
+@pytest.mark.slow  # trains
 def test_train_ssl_head_learns_and_is_deterministic(algorithm):
     X, y = _blobs(n=240, seed=1)
     Xs, ys = _blobs(n=90, seed=1)  # same centres (same seed), fresh noise is not needed: this checks learning
@@ -157,6 +159,7 @@ def test_train_ssl_errors():
 
 
 @pytest.mark.skipif(not HAS_MNIST, reason="SSLKIT_DATA_DIR with mnist not available")
+@pytest.mark.slow  # trains
 def test_table1_run_on_mnist_pixels():
     kw = dict(protocol=TINY, extractor="pixels_pca", n_pool=400, n_test=200, pca_dim=20, device="cpu")
     a = B.table1_run("mnist", "RDSS", "FreeMatch", 20, 0, **kw)
@@ -172,11 +175,11 @@ def test_table1_run_on_mnist_pixels():
 
 
 def test_synthetic_features_and_timing_run():
-    X = B.synthetic_features(500, 16, seed=4)
+    X = T.synthetic_features(500, 16, seed=4)
     assert X.shape == (500, 16) and X.dtype == np.float32
-    np.testing.assert_array_equal(X, B.synthetic_features(500, 16, seed=4))
+    np.testing.assert_array_equal(X, T.synthetic_features(500, 16, seed=4))
     for name in ("Random", "RDSS"):
-        out = B.table5_timing_run(name, 400, 20, 0, d=16)
+        out = T.table5_timing_run(name, 400, 20, 0, d=16)
         assert out["seconds"] >= 0 and (out["n"], out["m"], out["d"]) == (400, 20, 16)
 
 
@@ -187,29 +190,29 @@ def test_defects_fixed_gamma_degenerates_on_large_scale_features():
     R = np.random.default_rng(0).standard_normal(P.shape).astype(np.float32)  # a "random network"
     Pt, yt = _blobs(n=80, d=16, k=4, seed=5, scale=10.0)
     kw = dict(pretrained=P, random_init=R, y_pool=y, pretrained_test=Pt, y_test=yt)
-    med = B.defects_run("pretrained", "median", 16, 0, **kw)
-    fixed = B.defects_run("pretrained", "fixed", 16, 0, **kw)
-    rand = B.defects_run("random_init", "median", 16, 0, **kw)
+    med = T.defects_run("pretrained", "median", 16, 0, **kw)
+    fixed = T.defects_run("pretrained", "fixed", 16, 0, **kw)
+    rand = T.defects_run("random_init", "median", 16, 0, **kw)
     assert fixed["selection_bandwidth"] == pytest.approx(math.sqrt(2))
     assert fixed["mean_offdiag_kernel"] < 1e-6 < 0.01 < med["mean_offdiag_kernel"]
     assert med["alpha_mmd2"] < fixed["alpha_mmd2"] and med["alpha_mmd2"] < rand["alpha_mmd2"]
     assert med["classes_covered"] == 4 and 0 <= rand["proxy_acc"] <= 100
     with pytest.raises(ValueError, match="features must be"):
-        B.defects_run("clip", "median", 16, 0, **kw)
+        T.defects_run("clip", "median", 16, 0, **kw)
     with pytest.raises(ValueError, match="bandwidth must be"):
-        B.defects_run("pretrained", "gamma", 16, 0, **kw)
+        T.defects_run("pretrained", "gamma", 16, 0, **kw)
     with pytest.raises(ValueError, match="same pool"):
-        B.defects_run("random_init", "median", 16, 0, **{**kw, "random_init": R[:10]})
+        T.defects_run("random_init", "median", 16, 0, **{**kw, "random_init": R[:10]})
 
 
 @pytest.mark.skipif("efficientnet_lite0" not in available_extractors(), reason="efficientnet-lite0 not installed")
 def test_random_init_features_shape_seed_and_errors():
     imgs = np.random.default_rng(0).integers(0, 256, size=(2, 16, 16, 3), dtype=np.uint8)
-    a = B.random_init_features(imgs, seed=1)
+    a = T.random_init_features(imgs, seed=1)
     assert a.shape == (2, 1280) and np.isfinite(a).all()
-    np.testing.assert_array_equal(a, B.random_init_features(imgs, seed=1))
+    np.testing.assert_array_equal(a, T.random_init_features(imgs, seed=1))
     with pytest.raises(ValueError, match="uint8"):
-        B.random_init_features(imgs.astype(np.float32))
+        T.random_init_features(imgs.astype(np.float32))
 
 
 def test_source_label_drops_directories():

@@ -1,5 +1,5 @@
 """experiments.paper_c: the run schedule of Algorithm 1 (§3.4-3.5), Full-EarlyStop, the speed-up rows, the
-two-standard-error verdicts, and a quick-scale run's determinism and errors."""
+variants' rows, and a quick-scale run's determinism and errors."""
 
 from __future__ import annotations
 
@@ -8,22 +8,18 @@ import math
 import pytest
 import torch
 
-from sslkit.experiments.paper_c import (
+from sslkit.experiments.paper_c.tradeoff import (
     PAPER_CLAIMS,
     PAPER_TABLES,
     PROTOCOLS,
     build_task,
-    compare,
-    extended_grid,
-    extended_rows,
     full_earlystop,
     run_schedule,
     tradeoff_grid,
     tradeoff_rows,
     tradeoff_run,
-    variant_grid,
-    variant_rows,
 )
+from sslkit.experiments.paper_c.variants import extended_grid, extended_rows, variant_grid, variant_rows
 
 
 @pytest.mark.parametrize("protocol, m", [("paper_cifar10", 50000), ("paper_svhn", 73257), ("cpu", 10000)])
@@ -86,16 +82,11 @@ def test_tradeoff_rows_speedup_degradation_and_full_earlystop():
         tradeoff_rows(recs, clock="hours")
 
 
-def test_compare_calls_a_difference_only_beyond_two_standard_errors():
-    assert compare([90, 91, 92], [80, 81, 82])["verdict"] == "higher"
-    assert compare([80, 81, 82], [90, 91, 92])["verdict"] == "lower"
-    assert compare([90, 92, 94], [91, 93, 95])["verdict"] == "not resolved"
-    c = compare([1.0, 3.0], [0.0, 0.0])
-    assert c["diff"] == 2.0 and c["se"] == pytest.approx(math.sqrt(2.0 / 2))
-    assert compare([1.0], [0.0, 1.0])["verdict"] == "not resolved"
-
-
 def test_grids_and_paper_numbers():
+    with pytest.raises(ValueError, match="methods must be a list of"):
+        tradeoff_grid("cpu", methods="full")  # a string would be read letter by letter
+    with pytest.raises(ValueError, match="algorithms must be a list of"):
+        tradeoff_grid("cpu", algorithms=("vat", "mixmatch"))
     grid = tradeoff_grid("cpu")
     assert grid[0]["method"] == "full" and len(grid) == 1 + 4 * 3
     assert len(variant_grid("cpu")) == 2 * 3
@@ -110,6 +101,7 @@ def test_grids_and_paper_numbers():
         tradeoff_grid("imagenet")
 
 
+@pytest.mark.slow  # trains
 def test_a_quick_run_is_deterministic_and_bad_configs_are_refused():
     torch.set_num_threads(1)
     task = build_task("quick", 0)
@@ -168,9 +160,10 @@ def test_extended_rows_find_when_the_run_matches_full():
     assert rows[1]["match_speedup"] is None
 
 
+@pytest.mark.slow  # trains
 def test_train_with_curve_records_one_point_per_epoch_on_the_test_set_and_leaves_evaluation_out():
     from sslkit.algorithms import VAT
-    from sslkit.experiments.paper_c import make_model, train_with_curve
+    from sslkit.experiments.paper_c.tradeoff import make_model, train_with_curve
 
     torch.set_num_threads(1)
     task = build_task("quick", 0)

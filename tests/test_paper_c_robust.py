@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from sslkit.experiments.paper_c_robust import (
+from sslkit.experiments.paper_c.robust import (
     FRACTIONS,
     METHODS,
     PAPER_TABLE11,
@@ -56,6 +56,7 @@ def test_composition_counts_ood_and_classes():
     assert c["class_fractions"] == pytest.approx([0, 2 / 3, 1 / 3])
 
 
+@pytest.mark.slow  # trains
 def test_methods_get_the_iterations_of_their_epochs_and_the_run_is_deterministic():
     p = PROTOCOLS["quick"]
     T, B, m = p["epochs"], p["batch_size"], 800

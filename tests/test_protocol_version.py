@@ -10,8 +10,8 @@ import pickle
 import pytest
 
 from sslkit.experiments import StaleResultsError, load_results, run_grid, run_key, versions_note
-from sslkit.experiments import executors as ex
-from sslkit.experiments.runner import LEGACY_PROTOCOL_VERSION, record_version
+from sslkit.experiments.runs import executors as ex
+from sslkit.experiments.runs.store import LEGACY_PROTOCOL_VERSION, record_version
 
 GRID = {"n": [1, 2]}
 SEEDS = [0, 1]  # 4 runs
@@ -49,7 +49,7 @@ def test_the_version_is_stored_and_not_part_of_the_key(tmp_path):
 
 
 def test_a_record_of_another_version_is_refused_naming_the_file(tmp_path):
-    path = tmp_path / "c_tradeoff" / "cpu.jsonl"
+    path = tmp_path / "an_experiment" / "cpu.jsonl"
     sweep(path, Fn(), version=1)
     before = path.read_bytes()
     fn = Fn(offset=100)
@@ -195,14 +195,20 @@ def test_slurm_parts_are_merged_by_key_and_version(tmp_path, monkeypatch):
     assert [by_key[r["key"]] for r in records] == records and len(by_key) == 4
 
 
-def test_the_paper_a_drivers_store_their_module_version(tmp_path, monkeypatch):
-    """paper_a.run_table and paper_a_appendix.run_tables call run_grid themselves (fake runs here)."""
-    from sslkit.experiments import paper_a, paper_a_appendix
+def test_catalog_runs_store_their_module_version(tmp_path, monkeypatch):
+    """catalog.run (behind `sslkit run` and the notebooks) stores each experiment's protocol version (fake runs)."""
+    import dataclasses
 
-    monkeypatch.setattr(paper_a, "run_one", lambda *a, **kw: {"test_acc": 1.0})
-    monkeypatch.setattr(paper_a_appendix, "run_config", lambda **kw: {"test_acc": 1.0})
-    a = paper_a.run_table(1, ["banknote"], [0], methods=["Sup."], results_dir=tmp_path, hyper="first")
-    b = paper_a_appendix.run_tables([3], [0], datasets=["banknote"], results_dir=tmp_path)
-    assert a and b
-    assert {r["protocol_version"] for r in a} == {paper_a.PROTOCOL_VERSION}
-    assert {r["protocol_version"] for r in b} == {paper_a_appendix.PROTOCOL_VERSION}
+    from sslkit.experiments import catalog
+
+    for e in [e for e in catalog.experiments() if any(not s.gpu for s in e.scales.values())]:
+        fake = dataclasses.replace(e, run=fake_run, version=e.version + 6)
+        monkeypatch.setattr(catalog, "EXPERIMENTS", (fake,))
+        scale = next(name for name, s in fake.scales.items() if not s.gpu)
+        seeds = [fake.scales[scale].seeds[0]]
+        records = catalog.run(e.name, scale, seeds=seeds, device="cpu", results_dir=tmp_path / e.name)
+        assert records and {r["protocol_version"] for r in records} == {e.version + 6}, e.name
+
+
+def fake_run(seed, device="cpu", **config):
+    return {"test_acc": 1.0}

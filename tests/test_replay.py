@@ -1,31 +1,33 @@
 """Nothing may change in the results (issue 9, section 4): rerun committed records and require the stored metrics.
 
-For every committed results file ``notebooks/results/<name>/<scale>.jsonl``, a few of its records are rerun on
-the CPU from their stored config and seed (:func:`sslkit.experiments.replay.replay`, which knows the run
-function behind each file) and judged by :func:`~sslkit.experiments.replay.replay_rule` (issue 19):
+For every committed results file ``notebooks/results/<name>/<scale>.jsonl``, a few of its records are rerun on the
+CPU from their stored config and seed (:func:`sslkit.experiments.runs.replay.replay` with the file's experiment from
+the catalog, :func:`sslkit.experiments.catalog.for_file`) and judged by
+:func:`~sslkit.experiments.runs.replay.replay_rule` (issue 19):
 
 * on the platform that made the record (its ``platform`` fingerprint; ``replay.LEGACY_PLATFORM`` for records
   older than it) the metrics must equal the stored ones bit for bit (the same JSON text), except the wall-clock
-  fields (``replay.TIMING_METRICS``) and the few metrics of ``replay.KNOWN_DRIFT``, whose last bits moved since
+  fields (``replay.TIMING_METRICS``) and the few metrics of the experiment's ``drift``, whose last bits moved since
   they were written (each with its reason and a tolerance);
 * on another platform (another CPU dispatch level, BLAS kernel, library version) the deterministic files of
-  ``replay.PORTABILITY`` (closed forms, Monte Carlo over fixed draws, selections) must agree to the file's stated
-  relative tolerance -- floats only, integers and selected indices exactly -- and pass with an ``OtherPlatform``
+  (``Experiment.replay``: closed forms, Monte Carlo over fixed draws, selections) must agree to the experiment's
+  ``replay_tol`` -- floats only, integers and selected indices exactly -- and pass with an ``OtherPlatform``
   warning saying so; the chaotic ones (networks trained by SGD) are rerun once and only reported (an
   ``OtherPlatform`` warning with every change, e.g. ``test_acc 96.8 -> 97.12 (+0.32)``): a difference there is
   another training run, not a bug. The metric names must be the same everywhere.
 
-A record must match under one of ``replay.thread_counts(path, record)`` (the torch thread count changes last bits:
+A record must match under one of ``replay.thread_counts(scale, record)`` (the torch thread count changes last bits:
 the recorded ``torch_threads`` alone when the record has it, else each count the older sweeps used). Which records:
-for each distinct value of the config fields in ``PICK_BY`` (the fields that choose a code path: method, variant,
-selector, ...), the cheapest record by its stored ``seconds`` (ties: the smaller key). Files that cannot be
-replayed record by record (``replay.NOT_REPLAYABLE``) are skipped, saying why. Every record's ``key`` must still
-be the runner's key of its (config, seed, scale), so a resumed sweep recognises it.
+for each distinct value of the config fields of the experiment's ``pick_by`` (the fields that choose a code path:
+method, variant, selector, ...), the cheapest record by its stored ``seconds`` (ties: the smaller key). Files that
+cannot be replayed record by record (``replay.NOT_REPLAYABLE``) are skipped, saying why. Every record's ``key`` must
+still be the runner's key of its (config, seed, scale), so a resumed sweep recognises it.
 
-Records whose data is not on this machine are skipped, each with the reason, only when ``SSLKIT_DATA_DIR`` is
-unset (CI sets it); with it set, missing data fails. Replays never download (``SSLKIT_OFFLINE=1``).
+Records whose data is not on this machine are skipped, each with the reason, only when ``SSLKIT_DATA_DIR`` is unset
+(CI sets it); with it set, missing data fails. Replays never download (``SSLKIT_OFFLINE=1``).
 """
 
+import dataclasses
 import json
 import os
 import warnings
@@ -34,15 +36,12 @@ from pathlib import Path
 import pytest
 
 from sslkit.data import DatasetNotFoundError
-from sslkit.experiments import load_results, run_key
-from sslkit.experiments.hardware import platform_fingerprint
-from sslkit.experiments.replay import (
+from sslkit.experiments import catalog, load_results, run_key
+from sslkit.experiments.runs.hardware import platform_fingerprint
+from sslkit.experiments.runs.replay import (
     EXACT,
-    KNOWN_DRIFT,
     LEGACY_PLATFORM,
     NOT_REPLAYABLE,
-    PORTABILITY,
-    REPLAYERS,
     REPORT,
     WITHIN,
     Rule,
@@ -54,37 +53,10 @@ from sslkit.experiments.replay import (
     report_line,
     thread_counts,
 )
-from sslkit.experiments.runner import LEGACY_MISSING_FIELDS, RECORD_FIELDS, record_version
+from sslkit.experiments.runs.store import LEGACY_MISSING_FIELDS, RECORD_FIELDS, record_version
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = sorted((ROOT / "notebooks" / "results").glob("**/*.jsonl"))
-
-#: Per results file: the config fields whose every value gets its cheapest record replayed (() = the cheapest
-#: record of the file only).
-PICK_BY = {
-    "a_table1/paper": ("method",),
-    "a_table1_iter/paper": ("variant",),
-    "a_table2/paper": ("method",),
-    "a_table2_order/paper": ("order",),
-    "a_table2_supterm/paper": ("method",),
-    "a_ablations/paper": ("experiment", "nn"),
-    "a_fixmatch/paper": ("setting",),
-    "a_figure1/paper": ("dataset", "loss"),
-    "a_appendix_b/paper": ("dataset",),
-    "supervised_baseline/paper": ("dataset",),
-    "b_figure2/paper": ("distribution",),
-    "b_figure3/paper": ("selector",),
-    "b_table1/cpu_efficientnet": ("algorithm",),
-    "b_table4_proxy/paper": ("alpha",),
-    "b_table4_head/paper": (),
-    "b_table5/paper": ("part",),
-    "c_tradeoff/cpu": ("algorithm",),  # per algorithm its cheapest run (a Random coreset run, ~30 s)
-    "c_variants/cpu": (),  # the cheapest Retrieve variant (selection from the model's gradients)
-    "c_robust/cpu": (),  # the cheapest robust-SSL run (a 10 % coreset run or Supervised)
-    "c_extended/cpu": (),  # the cheapest extended Retrieve run
-    "c_perclass/cpu": (),  # the cheapest per-class Retrieve run
-    "c_bayesian/cpu": (),  # the cheapest Bayesian-coreset run (GIGA, 20 %)
-}
 
 
 def picked(records, fields):
@@ -106,19 +78,15 @@ def _cases():
                 marks=pytest.mark.skip(reason=f"{name} cannot be replayed: {NOT_REPLAYABLE[name]}"),
             )
             continue
-        for rec in picked(load_results(path), PICK_BY.get(name, ())):
-            label = ",".join(f"{rec['config'].get(f)}" for f in PICK_BY.get(name, ())) or "cheapest"
-            yield pytest.param(path, rec, id=f"{name}[{label}]-seed{rec['seed']}")
+        fields = catalog.for_file(path)[0].pick_by
+        for rec in picked(load_results(path), fields):
+            label = ",".join(f"{rec['config'].get(f)}" for f in fields) or "cheapest"
+            yield pytest.param(path, rec, id=f"{name}[{label}]-seed{rec['seed']}", marks=pytest.mark.slow)
 
 
-def test_every_results_file_has_a_replayer_and_a_pick_rule():
-    names = {file_id(p) for p in RESULTS}
-    assert names, "no committed results file found under notebooks/results/"
-    assert names == set(REPLAYERS), (
-        f"results files without a replayer: {sorted(names - set(REPLAYERS))}; "
-        f"replayers without a results file: {sorted(set(REPLAYERS) - names)}"
-    )
-    assert names == set(PICK_BY), f"PICK_BY differs from the results files: {sorted(names ^ set(PICK_BY))}"
+def test_every_results_file_has_an_experiment():
+    assert RESULTS, "no committed results file found under notebooks/results/"
+    assert catalog.uncatalogued() == []
 
 
 @pytest.mark.parametrize("path", RESULTS, ids=file_id)
@@ -147,10 +115,10 @@ def here() -> dict:
     return platform_fingerprint()
 
 
-def _replay(path, record, threads) -> dict:
+def _replay(experiment, scale, record, threads) -> dict:
     """:func:`replay`, skipping (saying why) where data or an optional package is missing (module docstring)."""
     try:
-        return replay(path, record, threads=threads)
+        return replay(experiment, scale, record, threads=threads)
     except DatasetNotFoundError as err:
         if os.environ.get("SSLKIT_DATA_DIR"):
             raise
@@ -164,11 +132,12 @@ def _replay(path, record, threads) -> dict:
 @pytest.mark.parametrize(("path", "record"), list(_cases()))
 def test_replay_gives_identical_metrics(path, record, offline, here):
     """Identical on the record's platform; elsewhere as :func:`replay_rule` says (module docstring)."""
-    rule = replay_rule(path, record, here)
+    experiment, scale = catalog.for_file(path)
+    rule = replay_rule(experiment, record, here)
     where = f"{file_id(path)} key {record['key']} (config {record['config']}, seed {record['seed']})"
     tried = {}
-    for threads in thread_counts(path, record):
-        new = _replay(path, record, threads)
+    for threads in thread_counts(experiment.scale(scale), record):
+        new = _replay(experiment, scale, record, threads)
         assert set(new) == set(record["metrics"]), (
             f"metric names changed: lost {sorted(set(record['metrics']) - set(new))}, "
             f"new {sorted(set(new) - set(record['metrics']))}"
@@ -196,19 +165,26 @@ def test_replay_gives_identical_metrics(path, record, offline, here):
     )
 
 
-def test_replay_uses_the_recorded_thread_count(monkeypatch):
+def test_replay_uses_the_recorded_thread_count():
+    import functools
+
     import torch
 
-    from sslkit.experiments import replay as replay_module
+    from sslkit.experiments.runs.experiment import QUICK, Experiment, Scale
 
-    assert thread_counts("r/a_table1/paper.jsonl", {"torch_threads": 3}) == (3,)
-    assert thread_counts("r/a_table1/paper.jsonl", {"key": "old"}) == (1, 2)  # an old record: try each
-    assert thread_counts("r/b_table1/cpu_efficientnet.jsonl", {"key": "old"}) == (2, 1)
-    monkeypatch.setitem(replay_module.REPLAYERS, "t/quick", lambda c, s, sc: {"threads": torch.get_num_threads()})
+    one, two = Scale(QUICK, list, (0,), "x"), Scale(QUICK, list, (0,), "x", threads=2)
+    assert thread_counts(one, {"torch_threads": 3}) == (3,)
+    assert thread_counts(one, {"key": "old"}) == (1, 2)  # an old record: try each
+    assert thread_counts(two, {"key": "old"}) == (2, 1)  # the scale's own count first
+
+    def threads_now(seed, device):
+        return {"threads": torch.get_num_threads(), "seed": seed}
+
+    e = Experiment("t", "A", "t", "a test", functools.partial(threads_now), {"quick": one}, 1)
     record = {"config": {}, "seed": 0, "scale": "quick", "torch_threads": 3}
     before = torch.get_num_threads()
-    assert replay("results/t/quick.jsonl", record) == {"threads": 3}
-    assert replay("results/t/quick.jsonl", {**record, "torch_threads": None}) == {"threads": 1}
+    assert replay(e, "quick", record) == {"threads": 3, "seed": 0}
+    assert replay(e, "quick", {**record, "torch_threads": None}) == {"threads": 1, "seed": 0}
     assert torch.get_num_threads() == before
 
 
@@ -217,40 +193,49 @@ def test_replay_uses_the_recorded_thread_count(monkeypatch):
 
 def _legacy():
     """A record as the committed ones are: no ``platform``, made on this CPU model."""
-    from sslkit.experiments.hardware import cpu_model
+    from sslkit.experiments.runs.hardware import cpu_model
 
     return {"key": "k", "config": {}, "seed": 0, "scale": "paper", "hardware": f"{cpu_model()} (2 cores), torch x"}
 
 
-def test_every_results_file_has_a_portability_rule():
-    assert set(PORTABILITY) == set(REPLAYERS), sorted(set(PORTABILITY) ^ set(REPLAYERS))
-    for name, rule in PORTABILITY.items():
-        assert rule.reason, name
-        assert (rule.rel_tol is not None and 0 < rule.rel_tol <= 1e-5) == rule.deterministic, name
-    assert set(KNOWN_DRIFT) <= set(REPLAYERS)
-    assert PORTABILITY["a_figure1/paper"].deterministic and not PORTABILITY["c_tradeoff/cpu"].deterministic
+def test_every_experiment_says_how_it_replays_elsewhere():
+    from sslkit.experiments.runs.experiment import CHAOTIC, DETERMINISTIC
+
+    rules = {e.name: e for e in catalog.experiments()}
+    for e in rules.values():
+        if e.replay == DETERMINISTIC:
+            assert e.replay_note and 0 < e.replay_tol <= 1e-5, e.name
+        else:
+            assert e.replay == CHAOTIC and e.replay_tol is None, e.name
+    assert rules["a_figure1"].replay == DETERMINISTIC and rules["c_tradeoff"].replay == CHAOTIC
+    assert rules["b_table5"].replay == CHAOTIC  # selections on features each platform extracts itself
+    with pytest.raises(ValueError, match="replay_tol is required"):
+        dataclasses.replace(rules["a_figure1"], replay_tol=None)
+    with pytest.raises(ValueError, match="drift must be"):
+        dataclasses.replace(rules["c_tradeoff"], drift=({"x"}, 1e-9))
 
 
 def test_the_platform_decides_exact_within_or_report():
+    e = {x.name: x for x in catalog.experiments()}
     legacy = _legacy()
     made_here = {**LEGACY_PLATFORM, "threads": 1, "python": "3.11.7"}  # the records' machine
-    assert replay_rule("r/a_figure1/paper.jsonl", legacy, made_here).verdict == EXACT
-    assert replay_rule("r/c_tradeoff/cpu.jsonl", legacy, {**made_here, "threads": 2}).verdict == EXACT
-    drift = replay_rule("r/b_figure3/paper.jsonl", legacy, made_here)
+    assert replay_rule(e["a_figure1"], legacy, made_here).verdict == EXACT
+    assert replay_rule(e["c_tradeoff"], legacy, {**made_here, "threads": 2}).verdict == EXACT
+    drift = replay_rule(e["b_figure3"], legacy, made_here)
     assert drift.verdict == EXACT and drift.metrics == {"alpha_mmd2", "mmd2"} and drift.rel_tol == 1e-9
     avx2 = {**made_here, "torch_cpu_capability": "AVX2", "numpy_simd": "X86_V3", "blas": "openblas 0.3.31 Zen"}
-    within = replay_rule("r/a_figure1/paper.jsonl", legacy, avx2)
+    within = replay_rule(e["a_figure1"], legacy, avx2)
     assert within.verdict == WITHIN and within.rel_tol == 1e-6 and "AVX512 -> AVX2" in within.reason
-    assert replay_rule("r/c_tradeoff/cpu.jsonl", legacy, avx2).verdict == REPORT
+    assert replay_rule(e["c_tradeoff"], legacy, avx2).verdict == REPORT
     # a new record stores its platform: equal to this one -> exact, whatever LEGACY_PLATFORM says
-    assert replay_rule("r/a_figure1/paper.jsonl", {**legacy, "platform": avx2}, avx2).verdict == EXACT
-    assert replay_rule("r/a_figure1/paper.jsonl", {**legacy, "platform": made_here}, avx2).verdict == WITHIN
+    assert replay_rule(e["a_figure1"], {**legacy, "platform": avx2}, avx2).verdict == EXACT
+    assert replay_rule(e["a_figure1"], {**legacy, "platform": made_here}, avx2).verdict == WITHIN
     for field, value in [("torch", "2.15.0"), ("numpy", "2.5.0"), ("blas_coretype", "Haswell")]:
         assert platform_differences(legacy, {**made_here, field: value}) == {field: (made_here[field], value)}
     # made on a GPU, or on another CPU model: never bit for bit here
     gpu = {**legacy, "hardware": "NVIDIA H200, torch 2.14.1+cu130"}
     assert set(platform_differences(gpu, made_here)) == {"device"}
-    assert replay_rule("r/a_figure1/paper.jsonl", gpu, made_here).verdict == WITHIN
+    assert replay_rule(e["a_figure1"], gpu, made_here).verdict == WITHIN
 
 
 def test_replay_differences_follow_the_rule():

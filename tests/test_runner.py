@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 import torch
 
-from sslkit.experiments.runner import expand_grid, load_results, run_grid, run_key
+from sslkit.experiments import expand_grid, load_results, run_grid, run_key
 
 REPO = Path(__file__).resolve().parents[1]
 GRID = {"method": ["a", "b", "c"], "n": [10, 20]}
 SEEDS = [0, 1]  # 3 x 2 x 2 = 12 runs
-VOLATILE = ("seconds", "finished_at", "torch_threads", "platform")  # the thread count is the process's
+# the thread count is the process's; call: the run function's name (a script's __main__.fn vs this module's)
+VOLATILE = ("seconds", "finished_at", "torch_threads", "platform", "call")
 
 
 def metric_fn(method, n, seed):
@@ -126,7 +127,7 @@ def test_rerun_skips_finished_runs_and_adds_only_new_ones(tmp_path):
 KILL_SCRIPT = textwrap.dedent(
     """
     import os, signal, sys, json
-    from sslkit.experiments.runner import run_grid
+    from sslkit.experiments import run_grid
 
     results, started_log, finished_log, kill_after = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     state = {"started": 0}
@@ -444,7 +445,7 @@ def test_directory_and_unwritable_paths_give_clear_errors(tmp_path):
 
 
 def test_a_finished_sweep_does_not_open_its_file_for_writing(tmp_path, monkeypatch):
-    from sslkit.experiments import runner
+    from sslkit.experiments.runs import runner
 
     path = tmp_path / "r.jsonl"
     done = run_grid(metric_fn, GRID, path, seeds=SEEDS, progress=False)
@@ -478,7 +479,7 @@ def test_read_only_results_file(tmp_path):
 LOCK_SCRIPT = textwrap.dedent(
     """
     import sys, time
-    from sslkit.experiments.runner import run_grid
+    from sslkit.experiments import run_grid
 
     results, ready = sys.argv[1], sys.argv[2]
 
@@ -511,3 +512,26 @@ def test_second_writer_on_the_same_file_is_refused(tmp_path):
         first.wait()
     # once the first writer is gone its lock is released
     assert len(run_grid(Counter(), GRID, results, seeds=SEEDS, progress=False)) == 12
+
+
+def test_records_store_their_run_function_and_its_fixed_arguments(tmp_path):
+    """Issue 20: each new record names its run function and the keyword arguments it got besides config and seed
+    (not part of the key); a lambda or a local function has no importable name, so nothing is stored."""
+    import functools
+
+    from sslkit.experiments.runs.store import describe_call
+
+    fn = functools.partial(metric_fn_scaled, factor=2.0)
+    rec = run_grid(fn, {"method": ["a"], "n": [10]}, tmp_path / "r.jsonl", seeds=[0], progress=False)[0]
+    assert rec["call"] == {"function": f"{__name__}.metric_fn_scaled", "arguments": {"factor": 2.0}}
+    assert rec["key"] == run_key({"method": "a", "n": 10}, 0, "quick") and rec["metrics"]["acc"] == 30.0
+    lam = run_grid(
+        lambda **kw: metric_fn(**kw), {"method": ["a"], "n": [10]}, tmp_path / "l.jsonl", seeds=[0], progress=False
+    )[0]
+    assert "call" not in lam
+    assert describe_call(functools.partial(metric_fn_scaled, object())) is None  # positional: not described
+    assert describe_call(functools.partial(metric_fn_scaled, factor=object())) is None  # not JSON
+
+
+def metric_fn_scaled(method, n, seed, *, factor=1.0):
+    return {"acc": factor * metric_fn(method, n, seed)["acc"]}

@@ -1,4 +1,5 @@
-"""The one verdict rule (sslkit.experiments.stats): Welch's t with Welch-Satterthwaite df, paired by seed where runs
+"""The one verdict rule (sslkit.experiments.report.stats):
+Welch's t with Welch-Satterthwaite df, paired by seed where runs
 pair, against scipy's own tests and the closed forms."""
 
 import math
@@ -7,7 +8,15 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from sslkit.experiments.stats import RULE, compare, compare_to, format_p, within
+from sslkit.experiments.report.stats import (
+    RULE,
+    compare,
+    compare_estimates,
+    compare_summaries,
+    compare_to,
+    format_p,
+    within,
+)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -75,7 +84,7 @@ def test_three_seeds_two_se_is_not_significant():
 def test_text_shows_p_and_ci():
     c = compare([1.0, 1.2, 1.4, 1.1], [0.1, 0.2, 0.0, 0.3])
     s = c.text()
-    assert "95 % CI" in s and "p = " in s and "Welch" in s
+    assert "95 % CI" in s and "p < 0.001" in s and "Welch" in s
     assert format_p(0.0004) == "< 0.001" and format_p(0.0312) == "0.031"
     assert "Welch" in RULE and "5 %" in RULE
 
@@ -106,6 +115,34 @@ def test_bad_input(args, match):
         compare([1.0, 2.0], [1.0, 2.0], alpha=1.5)
     with pytest.raises(ValueError, match="margin"):
         within([1.0, 2.0], [1.0, 2.0], margin=-1)
+
+
+@pytest.mark.parametrize(("na", "nb"), [(3, 30), (5, 5), (2, 10)])
+def test_summaries_match_scipy_welch_from_stats(na, nb):
+    c = compare_summaries((80.0, 1.0, na), (78.5, 2.5, nb))
+    ref = st.ttest_ind_from_stats(80.0, 1.0, na, 78.5, 2.5, nb, equal_var=False)
+    assert c.test == "welch" and c.p == pytest.approx(ref.pvalue, rel=1e-10)
+    assert c.t == pytest.approx(ref.statistic, rel=1e-10)
+    # the same numbers as values with those means and stds give the same comparison
+    a = 80.0 + np.array([-1.0, 0.0, 1.0]) if na == 3 else None
+    if a is not None:
+        assert compare(a, [78.5 + 2.5 * x for x in (-1.0, 0.0, 1.0)] * 10).diff == pytest.approx(c.diff)
+    assert compare_summaries((1.0, 0.5, 1), (0.0, 0.5, 30)).verdict == "not resolved"
+    with pytest.raises(ValueError, match="std"):
+        compare_summaries((1.0, -0.5, 3), (0.0, 0.5, 3))
+
+
+def test_estimates_are_the_normal_test():
+    c = compare_estimates(1.0, 0.3, 0.2, 0.2)
+    z = 0.8 / math.hypot(0.3, 0.2)
+    assert c.test == "z" and c.df == math.inf and c.t == pytest.approx(z)
+    assert c.p == pytest.approx(2 * st.norm.sf(z), rel=1e-12) and c.verdict == "higher"
+    assert c.ci[0] == pytest.approx(0.8 - st.norm.ppf(0.975) * math.hypot(0.3, 0.2))
+    assert compare_estimates(1.0, 0.3, 0.9, 0.2).verdict == "not resolved"  # |z| < 1.96
+    assert "z = " in c.text() and "df" not in c.text() and c.short().endswith("p = 0.027)")
+    assert within(compare_estimates(1.0, 0.001, 1.002, 0.001), None, 0.01)[0] == "holds"
+    with pytest.raises(ValueError, match="se_a"):
+        compare_estimates(1.0, float("nan"), 0.0, 0.1)
 
 
 def test_one_sample_matches_scipy():

@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sslkit.experiments.tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
+from sslkit.experiments.report.tables import (
+    aggregate,
+    comparison_layout,
+    format_mean_std,
+    format_table,
+    paper_comparison,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = ["banknote", "breast_cancer"]
@@ -195,7 +201,7 @@ def test_comparison_layout_strings_and_html_without_jinja2():
     # to_html of our tables needs no jinja2 (only pandas' Styler does)
     code = (
         "import sys, pandas as pd\n"
-        "from sslkit.experiments.tables import paper_comparison, comparison_layout\n"
+        "from sslkit.experiments.report.tables import paper_comparison, comparison_layout\n"
         "t = pd.DataFrame([[1.0, 0.1, 3]], index=pd.Index(['d'], name='dataset'),"
         " columns=pd.MultiIndex.from_tuples([('mean','a'),('std','a'),('n','a')], names=['stat','method']))\n"
         "comparison_layout(paper_comparison(t, {('d','a'): (1.0, 0.1)})).to_html()\n"

@@ -1,4 +1,5 @@
-"""sslkit.experiments.variance: the vectorised resampler behind paper A's variance experiments (§6.1, App. B)."""
+"""sslkit.experiments.paper_a.variance: the vectorised resampler behind paper A's variance experiments
+(§6.1, App. B)."""
 
 import math
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from sslkit.experiments.variance import (
+from sslkit.experiments.paper_a.variance import (
     LinearGaussianSampler,
     PoolSampler,
     cell_seed,

@@ -1,13 +1,19 @@
-"""Experiments: grids of runs written one record at a time (:mod:`.runner`; here, on Ray or on Slurm:
-:mod:`.executors`), mean ± std tables beside the
-papers' numbers (:mod:`.tables`, :mod:`.paper_numbers`), the registry of reproducible notebooks
-(:mod:`.notebooks`), and one module per paper's experiments (:mod:`.paper_a`, :mod:`.paper_a_appendix`,
-:mod:`.variance`, :mod:`.paper_b`, :mod:`.paper_b_ssl`)."""
+"""Experiments: the catalog of every experiment of the three papers (:mod:`.catalog`: what each results folder
+holds and how it is made), the runs below it (:mod:`.runs`: the results store, the grid runner, the Ray and
+Slurm executors, replays, the hardware), the reports on top of the records (:mod:`.report`: the one verdict
+rule, tables beside the papers' numbers, the claims ledger, the scorecard), one package per paper
+(:mod:`.paper_a`, :mod:`.paper_b`, :mod:`.paper_c`: protocol, runs, claims, scorecard rows) and the registry of
+reproducible notebooks (:mod:`.notebooks`).
 
-from .hardware import hardware_summary
-from .notebooks import NotebookSpec, get_notebook, notebook_parameters, registry, repo_root, reproduce
-from .runner import StaleResultsError, expand_grid, load_results, results_path, run_grid, run_key, versions_note
-from .tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
+Layers, each importing only from those before it: ``runs``; ``report``; ``paper_a`` / ``paper_b`` / ``paper_c``
+(independent of each other); ``catalog`` and ``notebooks``; then :mod:`sslkit.cli`.
+"""
+
+from .notebooks import NotebookSpec, get_notebook, notebook_parameters, registry, reproduce
+from .report.tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
+from .runs.hardware import hardware_summary
+from .runs.runner import expand_grid, run_grid
+from .runs.store import StaleResultsError, load_results, repo_root, results_path, run_key, versions_note
 
 __all__ = [
     "NotebookSpec",

@@ -19,7 +19,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-SCALES = ("quick", "paper")
+from .runs.store import repo_root
+
+SCALES = ("quick", "cpu", "paper")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
@@ -41,13 +43,6 @@ class NotebookSpec:
     gpu_recommended: bool = False
     nbval: str = "lax"
     targets: tuple = ()
-
-
-def repo_root() -> Path:
-    """The folder that holds the ``sslkit`` package: the repository root for an editable install or a clone."""
-    import sslkit
-
-    return Path(sslkit.__file__).resolve().parent.parent
 
 
 def front_matter(path) -> dict:
@@ -184,12 +179,19 @@ def check_parameter_types(parameters: dict, defaults: dict, name: str) -> None:
     a bool, a ``str`` default a str, a list or tuple default a list or tuple, a ``dict`` default a dict
     (bools are not numbers here). A ``None`` default takes anything, and so does a parameter missing from
     ``defaults`` (pass ``notebook_parameters(..., literal_only=True)``: a default that is not a Python
-    literal has no type to check against).
+    literal has no type to check against). The ``executor`` parameter of a notebook (default ``"local"``) takes
+    an executor's name or a dict of resources per run (``{'name': 'ray', 'num_gpus': 1}``), checked by
+    :func:`~sslkit.experiments.runs.executors.parse_executor`.
     ``ValueError`` naming the parameter, its default and the value given.
     """
     for key, value in parameters.items():
         default = defaults.get(key)
         if default is None:
+            continue
+        if key == "executor":
+            from .runs.executors import parse_executor
+
+            parse_executor(value)
             continue
         if isinstance(default, bool):
             ok = isinstance(value, bool)

@@ -11,8 +11,7 @@ protocol of App. C; see that module's docstring for every data choice):
 * :func:`run_ec_diagnostic` -- Table 5 (App. D.3): test accuracy of Ours (Iter) and the "Cov. rel. Fro."
   of its trained model (:func:`cov_rel_fro`).
 * :func:`run_nn` -- Tables 6–10 (App. D.4): Ours (Iter) with the non-negative correction on / off.
-* :data:`PAPER_TABLE3` ... :data:`PAPER_TABLE10` -- the paper's numbers (:mod:`sslkit.experiments.paper_numbers`);
-* :func:`run_tables` -- the paper-scale sweeps (``sslkit sweep-a-appendix``).
+* :data:`PAPER_TABLE3` ... :data:`PAPER_TABLE10` -- the paper's numbers (:mod:`sslkit.experiments.paper_numbers`).
 
 Choices where Appendix D is silent (also stated in the notebooks ``a_fixmatch`` and ``a_ablations``):
 
@@ -49,7 +48,7 @@ from sslkit.experiments.paper_numbers import mean_std
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
 #: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
 #: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
-#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+#: the older records silently (:class:`sslkit.experiments.runs.store.StaleResultsError`).
 PROTOCOL_VERSION = 1
 
 FIXMATCH_THRESHOLDS = (0.8, 0.9, 0.95)
@@ -353,19 +352,8 @@ def select_threshold(records, metric: str = "best_val_acc") -> list:
 
 
 # ------------------------------------------------------------------------------------------------------
-# grids (the paper-scale sweeps; ``sslkit sweep-a-appendix`` runs them)
+# grids (the catalog runs them: ``sslkit run NAME --scale paper``)
 # ------------------------------------------------------------------------------------------------------
-
-NOTEBOOK_OF = {
-    3: "a_fixmatch",
-    4: "a_ablations",
-    5: "a_ablations",
-    6: "a_ablations",
-    7: "a_ablations",
-    8: "a_ablations",
-    9: "a_ablations",
-    10: "a_ablations",
-}
 
 
 def table_grid(table: int, datasets=None, settings=None) -> list:
@@ -422,31 +410,6 @@ def run_config(
     if experiment == "nn":
         return run_nn(dataset, setting, nn, seed, **kw)
     raise ValueError(f"experiment must be fixmatch, cov_size, ec_diag or nn, got {experiment!r}")
-
-
-def run_tables(tables, seeds, *, datasets=None, scale="paper", device="auto", results_dir=None, progress=False):
-    """Run (or resume) the grids of ``tables`` into ``results_path(a_fixmatch | a_ablations, scale)``."""
-    import warnings
-
-    from sslkit.experiments import hardware_summary, results_path, run_grid
-
-    out = []
-    for table in tables:
-        grid = table_grid(table, datasets=datasets)
-        if not grid:
-            continue
-        path = results_path(NOTEBOOK_OF[table], scale, results_dir=results_dir)
-
-        def fn(seed, **config):
-            return run_config(seed=seed, scale=scale, device=device, **config)
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            hardware = hardware_summary(device)
-            out += run_grid(
-                fn, grid, path, seeds=seeds, scale=scale, progress=progress, hardware=hardware, version=PROTOCOL_VERSION
-            )
-    return out
 
 
 # ------------------------------------------------------------------------------------------------------

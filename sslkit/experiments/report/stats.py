@@ -16,8 +16,11 @@ closeness), so a reader learns one rule:
 * the verdict is ``"higher"`` / ``"lower"`` when ``p < ALPHA`` (the sign of ``d``), else ``"not resolved"`` --
   also when a side has fewer than two values, since then no variance can be estimated.
 
-A per-seed quantity against a fixed number (a paper's printed speed-up, say) uses the one-sample t-test
-(:func:`compare_to`: ``se = s / sqrt(n)``, ``df = n - 1``), read the same way.
+Two other inputs follow the same rule: :func:`compare_summaries` takes each side's mean, standard deviation and
+number of seeds (a paper's printed mean ± std over its seeds), and :func:`compare_estimates` two Monte Carlo
+estimates with their standard errors (thousands of trials each, so the degrees of freedom are infinite and the
+test is the normal one). A per-seed quantity against a fixed number (a paper's printed speed-up, say) uses the
+one-sample t-test (:func:`compare_to`: ``se = s / sqrt(n)``, ``df = n - 1``), read the same way.
 
 Two sides without any spread (every seed gives the same value) have ``se = 0``: their difference is then exact
 (p = 0 when it is not zero, 1 when it is).
@@ -36,7 +39,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _st
 
-__all__ = ["ALPHA", "RULE", "Comparison", "compare", "compare_to", "format_p", "within"]
+__all__ = [
+    "ALPHA",
+    "RULE",
+    "Comparison",
+    "compare",
+    "compare_estimates",
+    "compare_summaries",
+    "compare_to",
+    "format_p",
+    "p_text",
+    "within",
+]
 
 ALPHA = 0.05
 HIGHER, LOWER, OPEN = "higher", "lower", "not resolved"
@@ -51,7 +65,7 @@ RULE = (
 class Comparison:
     """The outcome of :func:`compare`: ``diff`` = mean(a) − mean(b) (paired: the mean per-seed difference),
     its standard error ``se``, the 95 % interval ``ci``, ``t``, ``df``, the two-sided ``p``, the sample sizes
-    ``n`` = (n_a, n_b), ``test`` ("welch" or "paired") and ``verdict`` ("higher", "lower", "not resolved")."""
+    ``n`` = (n_a, n_b), ``test`` ("welch", "paired" or "z") and ``verdict`` ("higher", "lower", "not resolved")."""
 
     diff: float
     se: float
@@ -63,16 +77,35 @@ class Comparison:
     test: str
     verdict: str
 
-    def text(self, digits: int = 2, unit: str = "") -> str:
-        """E.g. ``"+0.53 (95 % CI −0.12 to +1.18; Welch t = 2.1, df = 3.4, p = 0.11)"``."""
+    def _digits(self, digits) -> int | str:
+        if digits is not None:
+            return digits
+        scale = max([abs(self.diff), *(abs(x) for x in self.ci if math.isfinite(x))])
+        return "3g" if 0 < scale < 0.1 else 2
+
+    def _num(self, x, digits) -> str:
+        return f"{x:+.{digits}}" if isinstance(digits, str) else f"{x:+.{digits}f}"
+
+    def text(self, digits: int | None = None, unit: str = "") -> str:
+        """E.g. ``"+0.53 (95 % CI −0.12 to +1.18; Welch t = 2.1, df = 3.4, p = 0.11)"`` (``digits``: decimals;
+        None: 2, or 3 significant digits for differences below 0.1)."""
+        d = self._digits(digits)
         if not math.isfinite(self.p):
-            return f"{self.diff:+.{digits}f}{unit} (n = {self.n[0]} vs {self.n[1]}: too few seeds for a test)"
+            return f"{self._num(self.diff, d)}{unit} (n = {self.n[0]} vs {self.n[1]}: too few seeds for a test)"
         lo, hi = self.ci
-        name = {"paired": "paired t", "one-sample": "one-sample t"}.get(self.test, "Welch t")
+        name = {"paired": "paired t", "z": "z", "one-sample": "one-sample t"}.get(self.test, "Welch t")
         return (
-            f"{self.diff:+.{digits}f}{unit} (95 % CI {lo:+.{digits}f} to {hi:+.{digits}f}; {name} = {self.t:.2f}, "
-            f"df = {self.df:.1f}, p = {format_p(self.p)})"
+            f"{self._num(self.diff, d)}{unit} (95 % CI {self._num(lo, d)} to {self._num(hi, d)}; {name} = "
+            f"{self.t:.2f}, " + (f"df = {self.df:.1f}, " if math.isfinite(self.df) else "") + f"{p_text(self.p)})"
         )
+
+    def short(self, digits: int | None = None, unit: str = "") -> str:
+        """E.g. ``"+0.53 (95 % CI −0.12 to +1.18, p = 0.11)"``: the difference, its interval and p, for a table."""
+        d = self._digits(digits)
+        if not math.isfinite(self.p):
+            return f"{self._num(self.diff, d)}{unit} (n = {self.n[0]} vs {self.n[1]}: too few for a test)"
+        lo, hi = self.ci
+        return f"{self._num(self.diff, d)}{unit} (95 % CI {self._num(lo, d)} to {self._num(hi, d)}, {p_text(self.p)})"
 
     def as_dict(self) -> dict:
         return {
@@ -84,6 +117,12 @@ class Comparison:
             "test": self.test,
             "verdict": self.verdict,
         }
+
+
+def p_text(p: float) -> str:
+    """``"p = 0.031"`` or ``"p < 0.001"``."""
+    shown = format_p(p)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"
 
 
 def format_p(p: float) -> str:
@@ -98,12 +137,6 @@ def _values(x, name: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} holds a non-finite value: {arr.tolist()}")
     return arr
-
-
-def _untestable(diff, n, test) -> Comparison:
-    """Too few values for a variance: the difference alone, not resolved."""
-    nan = math.nan
-    return Comparison(float(diff), nan, (nan, nan), nan, nan, nan, n, test, OPEN)
 
 
 def _outcome(diff, se, df, n, test, alpha) -> Comparison:
@@ -126,8 +159,7 @@ def compare(a, b, *, alpha: float = ALPHA) -> Comparison:
     ``a`` and ``b``: sequences of values, or mappings ``seed -> value``; two mappings with the same seeds are
     compared paired by seed, anything else with Welch's test. Raises ``ValueError`` for a non-finite value, an
     empty side, or ``alpha`` outside (0, 1)."""
-    if isinstance(alpha, bool) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    _check_alpha(alpha)
     xa, xb = _values(a, "a"), _values(b, "b")
     if not len(xa) or not len(xb):
         raise ValueError(f"compare needs at least one value on each side, got {len(xa)} and {len(xb)}")
@@ -139,11 +171,59 @@ def compare(a, b, *, alpha: float = ALPHA) -> Comparison:
         return _outcome(float(d.mean()), se, len(d) - 1, n, "paired", alpha)
     diff = float(xa.mean() - xb.mean())
     if min(n) < 2:
-        return _untestable(diff, n, "welch")
+        return Comparison(diff, math.nan, (math.nan, math.nan), math.nan, math.nan, math.nan, n, "welch", OPEN)
     va, vb = xa.var(ddof=1) / n[0], xb.var(ddof=1) / n[1]
     se = math.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (n[0] - 1) + vb**2 / (n[1] - 1)) if se > 0 else float(n[0] + n[1] - 2)
     return _outcome(diff, se, df, n, "welch", alpha)
+
+
+def _check_alpha(alpha) -> None:
+    if isinstance(alpha, bool) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+
+
+def _finite(value, name: str, *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or (positive and value < 0):
+        raise ValueError(f"{name} must be a finite{' non-negative' if positive else ''} number, got {value!r}")
+    return value
+
+
+def compare_summaries(a: tuple, b: tuple, *, alpha: float = ALPHA) -> Comparison:
+    """:func:`compare` from summary statistics: ``a`` and ``b`` are ``(mean, std, n)`` of each side (the std with
+    ``n - 1`` in its denominator, as papers print mean ± std over seeds). Welch's test; "not resolved" when a side
+    has ``n < 2``."""
+    _check_alpha(alpha)
+    (ma, sa, na), (mb, sb, nb) = a, b
+    ma, sa, mb, sb = (
+        _finite(ma, "a's mean"),
+        _finite(sa, "a's std", positive=True),
+        _finite(mb, "b's mean"),
+        _finite(sb, "b's std", positive=True),
+    )
+    for n, name in ((na, "a's n"), (nb, "b's n")):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    diff, n = ma - mb, (int(na), int(nb))
+    if min(n) < 2:
+        return Comparison(diff, math.nan, (math.nan, math.nan), math.nan, math.nan, math.nan, n, "welch", OPEN)
+    va, vb = sa**2 / na, sb**2 / nb
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1)) if se > 0 else float(na + nb - 2)
+    return _outcome(diff, se, df, n, "welch", alpha)
+
+
+def compare_estimates(a: float, se_a: float, b: float, se_b: float, *, alpha: float = ALPHA) -> Comparison:
+    """:func:`compare` for two independent Monte Carlo estimates with their standard errors (each from thousands of
+    trials): ``se = sqrt(se_a^2 + se_b^2)``, infinite degrees of freedom (the normal test); ``test = "z"`` and
+    ``n = (0, 0)`` (no seeds)."""
+    _check_alpha(alpha)
+    a, b = _finite(a, "a"), _finite(b, "b")
+    se = math.hypot(_finite(se_a, "se_a", positive=True), _finite(se_b, "se_b", positive=True))
+    return _outcome(a - b, se, math.inf, (0, 0), "z", alpha)
 
 
 def compare_to(a, target: float, *, alpha: float = ALPHA) -> Comparison:
@@ -158,7 +238,8 @@ def compare_to(a, target: float, *, alpha: float = ALPHA) -> Comparison:
         raise ValueError("compare_to needs at least one value")
     diff = float(xa.mean() - target)
     if len(xa) < 2:
-        return _untestable(diff, (1, 0), "one-sample")
+        nan = math.nan
+        return Comparison(diff, nan, (nan, nan), nan, nan, nan, (len(xa), 0), "one-sample", OPEN)
     se = float(xa.std(ddof=1) / math.sqrt(len(xa)))
     return _outcome(diff, se, len(xa) - 1, (len(xa), 0), "one-sample", alpha)
 
@@ -166,10 +247,11 @@ def compare_to(a, target: float, *, alpha: float = ALPHA) -> Comparison:
 def within(a, b, margin: float, *, alpha: float = ALPHA) -> tuple[str, Comparison]:
     """Is ``a`` within ``± margin`` of ``b``? ``("holds" | "does not hold" | "not resolved", comparison)``: holds
     when the whole (1 − alpha) interval of the difference lies inside ``(−margin, margin)``, does not hold when
-    it lies wholly outside, not resolved otherwise (also with too few seeds)."""
+    it lies wholly outside, not resolved otherwise (also with too few seeds). ``within(c, None, margin)`` judges
+    a :class:`Comparison` already made (e.g. by :func:`compare_estimates`)."""
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin > 0:
         raise ValueError(f"margin must be a positive number, got {margin!r}")
-    c = compare(a, b, alpha=alpha)
+    c = a if isinstance(a, Comparison) and b is None else compare(a, b, alpha=alpha)
     lo, hi = c.ci
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return OPEN, c

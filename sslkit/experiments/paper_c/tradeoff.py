@@ -28,6 +28,7 @@ unlabeled set" read literally (κ T full epochs) bounds the speed-up by ``1 / (�
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -58,19 +59,17 @@ __all__ = [
     "tradeoff_grid",
     "tradeoff_rows",
     "tradeoff_run",
-    "compare",
-    "VARIANTS",
-    "variant_grid",
-    "variant_rows",
-    "extended_grid",
-    "extended_rows",
+    "MAIN_KEYS",
+    "cached_task",
+    "protocol_of",
+    "full_by_seed",
     "train_with_curve",
 ]
 
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
 #: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
 #: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
-#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+#: the older records silently (:class:`sslkit.experiments.runs.store.StaleResultsError`).
 PROTOCOL_VERSION = 1
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
@@ -168,7 +167,7 @@ def build_task(protocol: str, seed: int) -> dict:
     the training split (all of it when ``n_unlabeled`` is None, as in paper C: the labeled images are not
     in the unlabeled set here, unlike CORDS, which appends them); the official test split where one
     exists."""
-    p = _protocol(protocol)
+    p = protocol_of(protocol)
     ds = load_dataset(p["dataset"])
     has_test = ds.X_test is not None
     split = make_split(
@@ -214,7 +213,14 @@ def build_task(protocol: str, seed: int) -> dict:
     }
 
 
-def _protocol(protocol) -> dict:
+@functools.lru_cache(maxsize=2)
+def cached_task(protocol: str, seed: int) -> dict:
+    """:func:`build_task` of ``(protocol, seed)``, built once and shared by the runs of that seed in this process
+    (a run does not modify its task). Two are kept: a grid runs seed by seed."""
+    return build_task(protocol, seed)
+
+
+def protocol_of(protocol) -> dict:
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {tuple(PROTOCOLS)}, got {protocol!r}")
     return PROTOCOLS[protocol]
@@ -222,7 +228,7 @@ def _protocol(protocol) -> dict:
 
 def make_model(protocol: str, task: dict, seed: int) -> torch.nn.Module:
     """The protocol's network, initialised under ``seed``."""
-    p = _protocol(protocol)
+    p = protocol_of(protocol)
     torch.manual_seed(seed)
     k = task["num_classes"]
     if p["model"] == "mlp":
@@ -235,7 +241,7 @@ def make_model(protocol: str, task: dict, seed: int) -> torch.nn.Module:
 def make_algorithm(name: str, protocol: str, task: dict):
     """VAT (ε of the protocol, λ = 1), Mean Teacher (λ = 8, ramp-up over 40 % of the steps) or FixMatch
     (τ = 0.95, λ = 1), with the views of the data family."""
-    p = _protocol(protocol)
+    p = protocol_of(protocol)
     views = {"mean": task["mean"], "std": task["std"]} if task["mean"] is not None else {}
     if name == "vat":
         return VAT(p["vat_eps"])
@@ -254,7 +260,7 @@ def run_schedule(
     ``extend`` (≥ 1, coreset runs only): the coreset phase lasts ``extend`` times its epochs -- the
     "extended" runs of Figure 4 (g-h) and App. G.3 (Figs. 8-9), where Retrieve trains longer than its budget;
     the warm start is unchanged and the cosine schedule spans the longer run."""
-    p = _protocol(protocol)
+    p = protocol_of(protocol)
     T, B = p["epochs"], p["batch_size"]
     if isinstance(extend, bool) or not isinstance(extend, (int, float)) or not math.isfinite(extend) or extend < 1:
         raise ValueError(f"extend must be a finite number >= 1, got {extend!r}")
@@ -312,8 +318,8 @@ def tradeoff_run(
     """
     if method not in METHODS + EXTRA_METHODS:
         raise ValueError(f"method must be one of {METHODS + EXTRA_METHODS}, got {method!r}")
-    p = _protocol(protocol)
-    task = task if task is not None else build_task(protocol, seed)
+    p = protocol_of(protocol)
+    task = task if task is not None else cached_task(protocol, seed)
     n_u = task["X_u"].shape[0]
     sched = run_schedule(protocol, method, fraction, n_u, warm=warm, extend=extend)
     hooks, selector = [], None
@@ -376,7 +382,10 @@ def full_earlystop(full_metrics: dict, seconds: float, clock: str = "seconds") -
 def tradeoff_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS, methods=METHODS) -> list[dict]:
     """The run configurations of the trade-off figure: one Full run per algorithm (``fraction`` 1.0), then
     every coreset method at every budget -- Full first, so Full-EarlyStop can be read off it."""
-    _protocol(protocol)
+    protocol_of(protocol)
+    for name, values, allowed in (("algorithms", algorithms, ALGORITHMS), ("methods", methods, METHODS)):
+        if isinstance(values, str) or not set(values) <= set(allowed):
+            raise ValueError(f"{name} must be a list of {allowed}, got {values!r}")
     grid = [{"protocol": protocol, "algorithm": a, "method": "full", "fraction": 1.0} for a in algorithms]
     grid += [
         {"protocol": protocol, "algorithm": a, "method": m, "fraction": f}
@@ -388,15 +397,15 @@ def tradeoff_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS, metho
     return grid
 
 
-_MAIN_KEYS = {"protocol", "algorithm", "method", "fraction"}
+MAIN_KEYS = {"protocol", "algorithm", "method", "fraction"}
 
 
-def _full_by_seed(records) -> dict:
+def full_by_seed(records) -> dict:
     """``(protocol, algorithm, seed) -> metrics`` of the main grid's Full runs in ``records``."""
     return {
         (r["config"]["protocol"], r["config"]["algorithm"], r["seed"]): r["metrics"]
         for r in records
-        if set(r["config"]) == _MAIN_KEYS and r["config"]["method"] == "full"
+        if set(r["config"]) == MAIN_KEYS and r["config"]["method"] == "full"
     }
 
 
@@ -409,8 +418,8 @@ def tradeoff_rows(records, clock: str = "seconds") -> list[dict]:
     if clock not in ("seconds", "cpu_seconds"):
         raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
     sel_key = "selection_seconds" if clock == "seconds" else "selection_cpu_seconds"
-    recs = [r for r in records if set(r["config"]) == _MAIN_KEYS]  # the main grid, not its variants
-    full = _full_by_seed(recs)
+    recs = [r for r in records if set(r["config"]) == MAIN_KEYS]  # the main grid, not its variants
+    full = full_by_seed(recs)
     rows = []
     for r in recs:
         c, m = r["config"], r["metrics"]
@@ -460,108 +469,4 @@ def tradeoff_rows(records, clock: str = "seconds") -> list[dict]:
                     "degradation": f["test_acc"] - acc,
                 }
             )
-    return rows
-
-
-def compare(a, b) -> dict:
-    """Mean difference ``mean(a) − mean(b)`` of two sets of per-seed values with its standard error
-    (Welch: ``sqrt(var_a/n_a + var_b/n_b)``) and a verdict at two standard errors: "higher", "lower" or
-    "not resolved" (also when either side has fewer than 2 seeds)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    diff = float(a.mean() - b.mean())
-    if len(a) < 2 or len(b) < 2:
-        return {"diff": diff, "se": float("nan"), "verdict": "not resolved", "n": (len(a), len(b))}
-    se = float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b)))
-    verdict = "higher" if diff > 2 * se else "lower" if diff < -2 * se else "not resolved"
-    return {"diff": diff, "se": se, "verdict": verdict, "n": (len(a), len(b))}
-
-
-#: variants of Retrieve beside the main grid: Retrieve without warm start (Fig. 7, App. G.1) and CORDS'
-#: choices D3/D4 (``cords_compatible``); each key is the extra config entry of the variant
-VARIANTS = {"no_warm": {"warm": False}, "cords_compatible": {"cords_compatible": True}}
-
-
-def variant_grid(protocol: str, algorithms=("vat",), fractions=FRACTIONS) -> list[dict]:
-    """Retrieve's variants (:data:`VARIANTS`) at every budget; the default Retrieve runs are the main grid's."""
-    _protocol(protocol)
-    return [
-        {"protocol": protocol, "algorithm": a, "method": "retrieve", "fraction": f, **extra}
-        for a in algorithms
-        for f in fractions
-        for extra in VARIANTS.values()
-    ]
-
-
-def variant_rows(records, clock: str = "cpu_seconds") -> list[dict]:
-    """One row per (algorithm, fraction, seed, variant) -- "default" included -- with accuracy, time and the
-    Full run's accuracy and time for the same seed (None when it is missing)."""
-    full = _full_by_seed(records)
-    rows = []
-    for r in records:
-        c, m = r["config"], r["metrics"]
-        if c["method"] != "retrieve":
-            continue
-        extra = {key: v for key, v in c.items() if key not in _MAIN_KEYS}
-        names = [n for n, e in VARIANTS.items() if e == extra]
-        if extra and not names:
-            continue
-        f = full.get((c["protocol"], c["algorithm"], r["seed"]))
-        rows.append(
-            {
-                "protocol": c["protocol"],
-                "algorithm": c["algorithm"],
-                "fraction": c["fraction"],
-                "seed": r["seed"],
-                "variant": names[0] if names else "default",
-                "test_acc": m["test_acc"],
-                "seconds": m[clock],
-                "selection_seconds": m["selection_seconds" if clock == "seconds" else "selection_cpu_seconds"],
-                "full_acc": None if f is None else f["test_acc"],
-                "full_seconds": None if f is None else f[clock],
-            }
-        )
-    return rows
-
-
-def extended_grid(protocol: str, algorithms=("vat",), fractions=(0.2, 0.3), extends=(2.0,)) -> list[dict]:
-    """Retrieve's extended runs (Figure 4 g-h, App. G.3 Figs. 8-9): the coreset phase ``extend`` times longer,
-    at the budgets the paper extends (20 and 30 %)."""
-    _protocol(protocol)
-    return [
-        {"protocol": protocol, "algorithm": a, "method": "retrieve", "fraction": f, "extend": float(e)}
-        for a in algorithms
-        for f in fractions
-        for e in extends
-    ]
-
-
-def extended_rows(records, clock: str = "cpu_seconds") -> list[dict]:
-    """One row per extended Retrieve run whose Full run (same protocol, algorithm, seed) is in ``records``:
-    its final accuracy and speed-up, and ``match_speedup``: Full's time over the time at which the run first
-    reached Full's final accuracy (None if it never did) -- the paper's "matches the performance of VAT while
-    being close to 2x faster"."""
-    if clock not in ("seconds", "cpu_seconds"):
-        raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
-    col = {"seconds": 0, "cpu_seconds": 2}[clock]
-    full = _full_by_seed(records)
-    rows = []
-    for r in records:
-        c, m = r["config"], r["metrics"]
-        f = full.get((c["protocol"], c["algorithm"], r["seed"]))
-        if "extend" not in c or f is None:
-            continue
-        reached = [p[col] for p in m["curve"] if p[1] >= f["test_acc"]]
-        rows.append(
-            {
-                "protocol": c["protocol"],
-                "algorithm": c["algorithm"],
-                "fraction": c["fraction"],
-                "extend": c["extend"],
-                "seed": r["seed"],
-                "test_acc": m["test_acc"],
-                "full_acc": f["test_acc"],
-                "speedup": f[clock] / m[clock],
-                "match_speedup": f[clock] / reached[0] if reached else None,
-            }
-        )
     return rows

@@ -73,7 +73,7 @@ def aggregate(records, rows, cols, metric, *, scale=None, where=None, ddof=1) ->
     Parameters
     ----------
     records : list of dict
-        Run records from :func:`sslkit.experiments.runner.run_grid` or ``load_results``.
+        Run records from :func:`sslkit.experiments.runs.runner.run_grid` or ``load_results``.
     rows : str or list of str
         Config fields (or ``"seed"``/``"scale"``) that index the table's rows.
     cols : str, list of str, or [] / None

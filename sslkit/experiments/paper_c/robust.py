@@ -33,6 +33,7 @@ Protocols (:data:`PROTOCOLS`):
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -52,8 +53,9 @@ from sslkit.data import (
     standardize,
 )
 from sslkit.experiments import paper_numbers
-from sslkit.experiments.paper_c import train_with_curve
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
+
+from .tradeoff import train_with_curve
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -71,7 +73,7 @@ __all__ = [
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
 #: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
 #: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
-#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+#: the older records silently (:class:`sslkit.experiments.runs.store.StaleResultsError`).
 PROTOCOL_VERSION = 1
 
 #: Table 12's rows, then the extra rows of this book: Random coresets (the mechanism's comparison) and
@@ -242,6 +244,13 @@ def build_task(protocol: str, ratio: float, seed: int) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=2)
+def cached_task(protocol: str, ratio: float, seed: int) -> dict:
+    """:func:`build_task` of ``(protocol, ratio, seed)``, built once and shared by the runs that need it in this
+    process (a run does not modify its task)."""
+    return build_task(protocol, ratio, seed)
+
+
 def _model(p: dict, task: dict, seed: int) -> torch.nn.Module:
     torch.manual_seed(seed)
     k = task["num_classes"]
@@ -305,7 +314,7 @@ def robust_run(
         raise TypeError(f"normalize_weights must be a bool, got {normalize_weights!r}")
     if normalize_weights and method != "crust":
         raise ValueError(f"normalize_weights applies to CRUST's weights only (others weigh 1), not {method!r}")
-    task = task if task is not None else build_task(protocol, ratio, seed)
+    task = task if task is not None else cached_task(protocol, ratio, seed)
     n_u, B, T = task["X_u"].shape[0], p["batch_size"], p["epochs"]
     hooks, selector = [], None
     epochs, total = T, T * math.ceil(n_u / B)

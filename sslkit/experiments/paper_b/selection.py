@@ -52,7 +52,7 @@ __all__ = [
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
 #: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
 #: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
-#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+#: the older records silently (:class:`sslkit.experiments.runs.store.StaleResultsError`).
 PROTOCOL_VERSION = 1
 
 # --------------------------------------------------------------------------------------------------
@@ -290,8 +290,9 @@ def table4_proxy_run(
     """
     from sklearn.model_selection import train_test_split
 
-    from sslkit.experiments.paper_b_ssl import proxy_accuracy
     from sslkit.select import GKHR, alpha_mmd2, auto_alpha, median_bandwidth
+
+    from .timing import proxy_accuracy
 
     seed = check_seed(seed)
     a = table4_alpha(alpha, m)
@@ -346,8 +347,9 @@ def table4_ssl_run(
     ``extractor="efficientnet_lite0"`` is pretrained). Returns the selection's metrics (as
     :func:`selection_metrics`) together with the SSL test accuracy.
     """
-    from sslkit.experiments.paper_b_ssl import PROTOCOLS, table1_data, train_ssl
     from sslkit.select import GKHR, median_bandwidth
+
+    from .ssl import PROTOCOLS, table1_data, train_ssl
 
     seed = check_seed(seed)
     if protocol not in PROTOCOLS:

@@ -26,6 +26,8 @@ here); this module builds the experiments' populations and cells and summarises 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
@@ -71,6 +73,11 @@ __all__ = [
     "heldout_losses_multiclass",
     "figure1_samplers",
     "figure1_cell",
+    "figure1_run",
+    "figure1_sampler",
+    "appendix_b_dataset",
+    "appendix_b_pool",
+    "appendix_b_run",
     "FIGURE1_THETAS",
     "FIGURE1_N_UNLABELED",
     "FIGURE1_N_PER_CLASS",
@@ -83,7 +90,7 @@ __all__ = [
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
 #: ``run_grid(..., version=PROTOCOL_VERSION)`` and each record stores it (``protocol_version``; records without
 #: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
-#: the older records silently (:class:`sslkit.experiments.runner.StaleResultsError`).
+#: the older records silently (:class:`sslkit.experiments.runs.store.StaleResultsError`).
 PROTOCOL_VERSION = 1
 
 
@@ -336,3 +343,81 @@ def figure1_cell(samplers, dataset, loss, theta1, n_unlabeled, *, trials=FIGURE1
         trials=trials,
         seed=cell_seed(seed, "figure1", dataset, loss, float(theta1), n_unlabeled),
     )
+
+
+# ------------------------------------------------------------------------------------------------------
+# one record of Figure 1 / Appendix B (what the catalog runs and replays)
+# ------------------------------------------------------------------------------------------------------
+
+
+def _threads() -> int:
+    return torch.get_num_threads()
+
+
+@functools.lru_cache(maxsize=8)
+def _figure1_sampler(dataset: str, loss: str, seed: int, threads: int):
+    from sslkit.data import load_dataset
+
+    data = None if dataset == "gaussian" else load_dataset(dataset)
+    return figure1_samplers({dataset: data}, (loss,), seed=seed)[(dataset, loss)]
+
+
+def figure1_sampler(dataset: str, loss: str, seed: int):
+    """The sampler of one panel of Figure 1 (:func:`figure1_samplers` of that dataset and loss), built once per
+    process and torch thread count (the thread count can change the last bits of the trained g)."""
+    return _figure1_sampler(dataset, loss, seed, _threads())
+
+
+def figure1_run(dataset: str, loss: str, theta1: float, n_unlabeled: int, seed: int, *, trials=FIGURE1_TRIALS) -> dict:
+    """One record of Figure 1: :func:`figure1_cell` on :func:`figure1_sampler`."""
+    samplers = {(dataset, loss): figure1_sampler(dataset, loss, seed)}
+    return figure1_cell(samplers, dataset, loss, theta1, n_unlabeled, trials=trials, seed=seed)
+
+
+def appendix_b_dataset(name: str):
+    """A dataset of Appendix B: Dry Bean, Covertype (never downloaded here) or ``"digits0-6"`` (scikit-learn's
+    digits 0-6, the 7-class stand-in for Covertype that needs no data files)."""
+    import dataclasses
+
+    from sslkit.data import load_dataset
+
+    if name == "digits0-6":
+        ds = load_dataset("digits")
+        keep = ds.y < 7
+        return dataclasses.replace(ds, name="digits0-6", X=ds.X[keep], y=ds.y[keep], classes=ds.classes[:7])
+    return load_dataset(name, **({"download": False} if name == "covertype" else {}))
+
+
+@functools.lru_cache(maxsize=8)
+def _appendix_b_pool(name: str, seed: int, threads: int, device: str):
+    ds = appendix_b_dataset(name)
+    losses, y_pool, accuracy = heldout_losses_multiclass(ds, seed=seed, device=device)
+    return ds.classes, PoolSampler(losses, y_pool), accuracy
+
+
+def appendix_b_pool(name: str, seed: int, device="cpu") -> tuple:
+    """``(classes, sampler, g's pool accuracy)`` of one Appendix B dataset (:func:`heldout_losses_multiclass`),
+    built once per process, torch thread count and device."""
+    return _appendix_b_pool(name, seed, _threads(), str(device))
+
+
+def appendix_b_run(
+    dataset: str, prior: str, n_unlabeled: int, seed: int, *, trials=FIGURE1_TRIALS, device="cpu"
+) -> dict:
+    """One record of Appendix B: lin(a*)/PN of cross-entropy under prior ``prior`` (:data:`APPENDIX_B_PRIORS`),
+    5 labels per class, ``n_unlabeled`` unlabeled samples (no PNU: multiclass), with g's pool accuracy."""
+    from .protocol import to_class_order
+
+    classes, sampler, accuracy = appendix_b_pool(dataset, seed, device)
+    theta = to_class_order(dataset, classes, APPENDIX_B_PRIORS[prior])
+    out = comparison_cell(
+        sampler,
+        "ce",
+        theta,
+        APPENDIX_B_N_PER_CLASS,
+        n_unlabeled,
+        trials=trials,
+        seed=cell_seed(seed, "appendix-b", dataset, prior, n_unlabeled),
+        pnu=False,
+    )
+    return {**out, "pool_accuracy": accuracy}

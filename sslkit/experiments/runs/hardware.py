@@ -5,7 +5,7 @@
 * :func:`platform_fingerprint` -- what decides whether a rerun can reproduce a record bit for bit: torch's CPU
   dispatch level, numpy's SIMD level, the BLAS library numpy uses and its core type, the library versions and
   the thread count. Two records whose fingerprints are equal must replay identically; across fingerprints
-  only stated tolerances hold (:mod:`sslkit.experiments.replay`).
+  only stated tolerances hold (:mod:`sslkit.experiments.runs.replay`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where the runs of :func:`sslkit.experiments.runner.run_grid` execute: here, on a Ray cluster, or on Slurm.
+"""Where the runs of :func:`sslkit.experiments.runs.runner.run_grid` execute: here, on a Ray cluster, or on Slurm.
 
 ``run_grid(..., executor=...)`` takes
 
@@ -40,6 +40,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -97,18 +98,67 @@ def _require(module: str):
         ) from exc
 
 
+def check_address(address, timeout_s: float = 5.0) -> None:
+    """An explicit Ray address (``"host:port"``, ``"ray://host:port"``) must accept a TCP connection within
+    ``timeout_s``: ``ray.init`` would retry for minutes. ``ConnectionError`` saying so; None, ``"auto"`` and
+    ``"local"`` are left to Ray."""
+    import socket
+
+    if address in (None, "auto", "local"):
+        return
+    host, sep, port = str(address).removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"Ray address must look like 'host:port' or 'ray://host:port', got {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise ConnectionError(
+            f"no Ray cluster answers at {address!r} ({exc.strerror or exc}); start one there with `ray start --head`, "
+            "or leave out 'address' to start a local one"
+        ) from None
+
+
+def check_resources(ray, options: dict, wait_s: float) -> None:
+    """Some live node of the Ray cluster must have what one run asks for (``num_cpus``, ``num_gpus``, ``memory``,
+    ``resources``) within ``wait_s`` seconds (an autoscaler may add one meanwhile); else ``ValueError``: Ray would
+    queue the runs forever."""
+    need = {"CPU": options.get("num_cpus", 1), "GPU": options.get("num_gpus", 0), "memory": options.get("memory", 0)}
+    need.update(options.get("resources") or {})
+    need = {k: v for k, v in need.items() if v}
+    deadline = time.monotonic() + wait_s
+    while True:
+        nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+        if any(all(res.get(k, 0) >= v for k, v in need.items()) for res in nodes):
+            return
+        if time.monotonic() >= deadline:
+            have = ", ".join(
+                f"{{{', '.join(f'{k}: {v:g}' for k, v in sorted(r.items()) if '.' not in k and 'node:' not in k)}}}"
+                for r in nodes
+            )
+            raise ValueError(
+                f"no node of the Ray cluster can run one run: each asks for {need}, the nodes have {have or 'nothing'} "
+                f"(waited {wait_s:g} s); ask for what a node has (e.g. no 'num_gpus' on a CPU machine)"
+            )
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+
+
 def ray_results(run_one, jobs, options):
     """Run ``run_one(config, seed, key)`` for each job as a Ray task; yield ``(job, record, error)`` as they end.
 
-    ``run_one`` is a picklable callable carrying ``fn`` and the record's fixed fields (see ``runner``).
+    ``run_one`` is a picklable callable carrying ``fn`` and the record's fixed fields (see ``runner``). An
+    unreachable ``address`` or a request no node can meet is an error within ``resource_wait_s`` (default 60)
+    seconds (:func:`check_address`, :func:`check_resources`), not a sweep that waits forever.
     """
     ray = _require("ray")
     options = dict(options)
     address = options.pop("address", None)
     retries = options.pop("retries", 3)
+    wait_s = options.pop("resource_wait_s", 60)
     options.setdefault("num_cpus", 1)
     if not ray.is_initialized():
+        check_address(address)
         ray.init(address=address)
+    check_resources(ray, options, wait_s)
     task = ray.remote(_call).options(max_retries=retries, retry_exceptions=False, **options)
     run_ref = ray.put(run_one)  # shipped once, not once per run
     pending = {task.remote(run_ref, config, seed, key): (config, seed, key) for config, seed, key in jobs}
@@ -180,7 +230,13 @@ def slurm_results(run_one, jobs, options, path: Path):
     folder = Path(options.pop("folder", path.parent / f"{path.stem}.slurm"))
     retries = options.pop("retries", 2)
     poll_s = options.pop("poll_s", 5)
-    executor = submitit.AutoExecutor(folder=folder / "jobs", cluster=options.pop("cluster", None))
+    cluster = options.pop("cluster", None)
+    if cluster is None and shutil.which("sbatch") is None:
+        raise FileNotFoundError(
+            "executor 'slurm' needs Slurm, and sbatch is not on PATH here; to run its jobs as subprocesses of this "
+            "machine (tests), ask for it: {'name': 'slurm', 'cluster': 'local'}"
+        )
+    executor = submitit.AutoExecutor(folder=folder / "jobs", cluster=cluster)
     executor.update_parameters(**options)
     folder.mkdir(parents=True, exist_ok=True)
     run_file = folder / f"run_one.{os.getpid()}.pkl"  # fn and its data, pickled once for every job

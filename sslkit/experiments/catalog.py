@@ -1,0 +1,263 @@
+"""The catalog: every experiment of the three papers, one :class:`~.runs.experiment.Experiment` per results folder,
+and what reads them.
+
+Each paper declares its experiments beside its protocol (``paper_<x>/experiments.py``), its claims
+(``paper_<x>/claims.py``) and its scorecard rows (``paper_<x>/scorecard.py``); this module collects them, and
+is what the notebooks, the CLI (``sslkit run``, ``sslkit list``), the replay test, the ledger and the scorecard
+read:
+
+* :func:`run` -- run (or resume) an experiment's grid at a scale into its results file;
+* :func:`get`, :func:`experiments`, :func:`for_file` -- the specs;
+* :func:`ledger`, :func:`scorecard`, :func:`overview`, :func:`committed_runs` -- the pages' tables.
+
+Adding an experiment: write its run function (``fn(**config, seed=..., ...) -> metrics``) in its paper's
+package, declare an :class:`~.runs.experiment.Experiment` in that paper's ``experiments.py`` (name = the results
+folder, notebook, one :class:`~.runs.experiment.Scale` per scale with its grid, seeds, kind and data) and add it
+to that module's ``EXPERIMENTS``; then call ``catalog.run(NAME, scale=scale, ...)`` from its notebook. The tests
+(``tests/test_catalog.py``) check that each committed results file has its spec and that the spec's grid makes
+the committed keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pandas as pd
+
+from .notebooks import registry
+from .paper_a import claims as a_claims
+from .paper_a import experiments as a_experiments
+from .paper_a import scorecard as a_scorecard
+from .paper_b import claims as b_claims
+from .paper_b import experiments as b_experiments
+from .paper_b import scorecard as b_scorecard
+from .paper_c import claims as c_claims
+from .paper_c import experiments as c_experiments
+from .paper_c import scorecard as c_scorecard
+from .report import ledger as L
+from .report import scorecard as S
+from .runs.experiment import Experiment
+from .runs.hardware import hardware_summary
+from .runs.runner import run_grid
+
+EXPERIMENTS: tuple = a_experiments.EXPERIMENTS + b_experiments.EXPERIMENTS + c_experiments.EXPERIMENTS
+CLAIMS: tuple = a_claims.CLAIMS + b_claims.CLAIMS + c_claims.CLAIMS
+OPEN_ITEMS: tuple = a_claims.OPEN_ITEMS + b_claims.OPEN_ITEMS + c_claims.OPEN_ITEMS
+GROUPS: dict = {**a_scorecard.GROUPS, **b_scorecard.GROUPS, **c_scorecard.GROUPS}
+NOT_REPRODUCED: tuple = a_scorecard.NOT_REPRODUCED + b_scorecard.NOT_REPRODUCED + c_scorecard.NOT_REPRODUCED
+
+
+def experiments(paper=None) -> tuple:
+    """Every :class:`~.runs.experiment.Experiment` (of ``paper`` when given), by paper then as declared."""
+    return tuple(e for e in EXPERIMENTS if paper is None or e.paper == paper)
+
+
+def get(name) -> Experiment:
+    """The experiment called ``name`` (an experiment is returned as is); ``ValueError`` listing the names."""
+    if isinstance(name, Experiment):
+        return name
+    for e in EXPERIMENTS:
+        if e.name == name:
+            return e
+    raise ValueError(f"unknown experiment {name!r}; experiments: {', '.join(e.name for e in EXPERIMENTS)}")
+
+
+def for_file(path) -> tuple:
+    """``(experiment, scale)`` of a results file ``.../<name>/<file>.jsonl``; ``ValueError`` when no spec makes it."""
+    path = Path(path)
+    e = get(path.parent.name)
+    for scale in e.scales:
+        if e.file(scale) == path.stem:
+            return e, scale
+    raise ValueError(f"experiment {e.name!r} has no scale whose results file is {path.stem}.jsonl")
+
+
+def gpu_needed(name, scale: str, device="auto", executor="local") -> str:
+    """Why ``run`` would refuse this call: "" when it can run; a sentence when the scale is meant for a CUDA
+    device and neither ``device`` resolves to one nor a cluster (``executor``) brings its own."""
+    from sslkit.device import resolve_device
+
+    e = get(name)
+    if not e.scale(scale).gpu or executor != "local" or resolve_device(device).type == "cuda":
+        return ""
+    return (
+        f"{e.name} at scale {scale!r} is the paper's protocol for a GPU: pass device='cuda' (this run resolves "
+        f"device={device!r} to {resolve_device(device).type}) or a cluster executor"
+    )
+
+
+@contextlib.contextmanager
+def _threads(n):
+    import torch
+
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def run(
+    name,
+    scale: str = "quick",
+    *,
+    seed: int | None = None,
+    seeds=None,
+    device="auto",
+    executor="local",
+    results_dir=None,
+    progress: bool = False,
+    readings=True,
+    fixed=None,
+    extra=None,
+    on_stale="error",
+    **options,
+) -> list[dict]:
+    """Run (or resume) experiment ``name`` at ``scale`` and return its records (those already in the results
+    file are reused, not rerun; :func:`~.runs.runner.run_grid`).
+
+    ``seeds``: the seeds (default: the scale's); ``seed``: the first one, the scale's seeds shifted to start there
+    (a notebook's ``seed`` parameter). ``readings``: also run the named readings of the grid (True: all, False:
+    none, or a list of names). ``options`` narrow the grid (e.g. ``datasets=[...]``: the rows whose data loads
+    here); ``fixed`` overrides fixed arguments of the run function (each record stores what it got, ``call``);
+    ``extra``: facts stored with each new record beside the scale's. The results go to the experiment's file
+    (:meth:`~.runs.experiment.Experiment.path`) or under ``results_dir``. On the local executor torch runs with
+    the thread count the committed records of the scale used (``Scale.threads``). A scale meant for a GPU on a
+    machine without one is a ``ValueError`` (:func:`gpu_needed`)."""
+    e = get(name)
+    s = e.scale(scale)
+    why = gpu_needed(e, scale, device, executor)
+    if why:
+        raise ValueError(why)
+    if seeds is None:
+        seeds = list(s.seeds) if seed is None else [seed + (k - s.seeds[0]) for k in s.seeds]
+    elif seed is not None:
+        raise ValueError("give seeds= or seed=, not both")
+    grid = s.configs(readings, **options)
+    if not grid:
+        return []
+    local = executor == "local"
+    if local:  # the device the runs use, as each record's call stores it ("auto" resolves on a cluster's workers)
+        from sslkit.device import resolve_device
+
+        device = str(resolve_device(device))
+    fn = e.call(scale, device)
+    if fixed:
+        unknown = set(fixed) - set(fn.keywords) - set(_parameters(fn.func))
+        if unknown:
+            raise ValueError(f"{e.name}: the run function has no argument {sorted(unknown)}")
+        fn = type(fn)(fn.func, **{**fn.keywords, **fixed})
+    hardware = None
+    if local:
+        hardware = hardware_summary(device) + (
+            f", {s.threads} thread{'s' if s.threads > 1 else ''}" if s.threads else ""
+        )
+    kw = dict(
+        scale=scale,
+        progress=progress,
+        extra={**s.extra, **(extra or {})},
+        hardware=hardware,
+        executor=executor,
+        version=e.version,
+        on_stale=on_stale,
+    )
+    path = e.path(scale, results_dir)
+    with _threads(s.threads if local else None):
+        if not e.by_seed:
+            return run_grid(fn, grid, path, seeds=seeds, **kw)
+        return [r for one in seeds for r in run_grid(fn, grid, path, seeds=[one], **kw)]
+
+
+def _parameters(fn) -> tuple:
+    import inspect
+
+    return tuple(inspect.signature(fn).parameters)
+
+
+def records(name, scale: str, root=None) -> list:
+    """The committed records of ``name`` at ``scale`` (``[]`` when none; ``root``: a results folder)."""
+    return get(name).records(scale, L.results_root(root))
+
+
+def reading_of(name, scale: str, config) -> str:
+    """The name of the reading of the grid that ``config`` belongs to ("" for the main grid)."""
+    r = get(name).scale(scale).reading_of(config)
+    return "" if r is None else r.name
+
+
+# --------------------------------------------------------------------------------------------- the pages
+
+
+def ledger(root=None, paper=None, item=None) -> pd.DataFrame:
+    """Every claim of the three papers tested on the committed records (:func:`.report.ledger.ledger_table`);
+    ``root``: a results folder in place of ``notebooks/results`` (it must exist)."""
+    return L.ledger_table(CLAIMS, root, paper, item)
+
+
+def targets() -> list:
+    """Every item of the scorecard: the registered notebooks' targets and the items no notebook reproduces."""
+    found = [
+        S.Target(spec.paper, t["item"], t["what"], notebook=spec.name, note=t.get("note", ""))
+        for spec in registry()
+        for t in spec.targets
+    ]
+    return sorted(found + list(NOT_REPRODUCED), key=lambda t: (t.paper, t.item))
+
+
+def groups_of(target) -> tuple:
+    """The row groups of ``target``: its paper's, or one group per experiment of its notebook (their cpu and paper
+    scales); "not run" / "not runnable offline" for an item no notebook reproduces."""
+    if (target.paper, target.item) in GROUPS:
+        return GROUPS[(target.paper, target.item)]
+    if target.notebook is None:
+        return (S.Group(status=S.OFFLINE if "not runnable offline" in target.note else S.NOT_RUN),)
+    stem = next(s for s in registry() if s.name == target.notebook).path.split("/")[-1][:-3]
+    mine = [e for e in EXPERIMENTS if e.notebook == stem]
+    return tuple(S.Group(reads=e) for e in mine) or (S.Group(status=S.NOT_RUN),)
+
+
+def scorecard(root=None, claims=None) -> pd.DataFrame:
+    """One row per row group of every item, its status computed from the records (:mod:`.report.scorecard`);
+    ``root``: a results folder (it must exist), read for the statuses and, unless a ledger ``claims`` is given,
+    for the claims too."""
+    claims = ledger(root) if claims is None else claims
+    return S.scorecard_table(targets(), groups_of, claims, root)
+
+
+def overview(paper: str, card=None, claims=None) -> tuple[str, str]:
+    """What an overview page (``book/paper_a.md`` ...) shows of ``paper``: the sentence of
+    :func:`.report.scorecard.paper_summary` and the HTML table of its rows (without the paper column and the
+    columns that are empty in every row)."""
+    claims = ledger() if claims is None else claims
+    card = scorecard(claims=claims) if card is None else card
+    columns = [c for c in S.COLUMNS if c != "paper"]
+    return S.paper_summary(card, claims, paper), S.to_html(S.paper_card(card, paper), columns=columns, drop_empty=True)
+
+
+def committed_runs(root=None) -> dict:
+    """``{(paper, kind): runs}`` over every committed results file (``root``: a results folder): the paper of
+    its experiment and the kind of each record (its scale's, or its reading's: paper protocol, CPU stand-in or
+    diagnostic)."""
+    root = L.results_root(root)
+    runs: dict = {}
+    for e in EXPERIMENTS:
+        for scale, path in e.committed(root).items():
+            for r in L.read_records(path):
+                key = (e.paper, e.scales[scale].kind_of(r["config"]))
+                runs[key] = runs.get(key, 0) + 1
+    return runs
+
+
+def uncatalogued(root=None) -> list:
+    """The results files under ``root`` that no experiment's spec makes (there should be none)."""
+    root = L.results_root(root)
+    out = []
+    for f in sorted(root.glob("*/*.jsonl")):
+        try:
+            for_file(f)
+        except ValueError:
+            out.append(f"{f.parent.name}/{f.name}")
+    return out

@@ -1,0 +1,265 @@
+"""Paper B's experiments, one :class:`~sslkit.experiments.runs.experiment.Experiment` per results folder (the
+catalog, :mod:`sslkit.experiments.catalog`, collects them). Where a scale changes the paper's data, learner or
+budget it is a CPU stand-in, and ``data`` says what it reads (scikit-learn's digits for Table 4's proxy, the
+lossless 4 000-image CIFAR-10 subset for the MLP heads, synthetic features for the timings)."""
+
+from __future__ import annotations
+
+from ..runs.experiment import (
+    CHAOTIC,
+    DETERMINISTIC,
+    DIAGNOSTIC,
+    PAPER_PROTOCOL,
+    QUICK,
+    STAND_IN,
+    Experiment,
+    Reading,
+    Scale,
+)
+from ..runs.replay import KERNEL_SUMS, MEASURED
+from . import runs as R
+from . import selection as S
+from . import ssl as L
+
+# --- Figures 2-3: the selection experiments on synthetic data -----------------------------------------------
+
+FIGURE2 = Experiment(
+    name="b_figure2",
+    paper="B",
+    notebook="b_figure2",
+    title="Figure 2 (App. D.1): GKHR against GKH on the toy distributions",
+    run=S.figure2_run,
+    scales={
+        scale: Scale(kind, lambda scale=scale: S.figure2_grid(scale)[0], tuple(S.figure2_grid(scale)[1]), "synthetic")
+        for scale, kind in (("quick", QUICK), ("paper", PAPER_PROTOCOL))
+    },
+    version=S.PROTOCOL_VERSION,
+    replay=DETERMINISTIC,
+    replay_tol=1e-9,
+    replay_note=f"GKH / GKHR selections and Gaussian-kernel sums on float64 synthetic data; {MEASURED}: max 7e-15, "
+    "the same selections",
+    drift=({"D", "D1", "D2"}, 1e-9, KERNEL_SUMS),
+    pick_by=("distribution",),
+)
+FIGURE3 = Experiment(
+    name="b_figure3",
+    paper="B",
+    notebook="b_figure3",
+    title="Figure 3 (App. D.3): how representative each selector's 100 of 5 000 points are",
+    run=S.figure3_run,
+    scales={
+        "quick": Scale(QUICK, lambda: [{"selector": s} for s in S.FIGURE3_SELECTORS], (0,), "synthetic"),
+        "paper": Scale(PAPER_PROTOCOL, lambda: [{"selector": s} for s in S.FIGURE3_SELECTORS], range(5), "synthetic"),
+    },
+    version=S.PROTOCOL_VERSION,
+    replay=DETERMINISTIC,
+    replay_tol=1e-9,
+    replay_note=f"every selector on float64 GMM data, then kernel sums; {MEASURED}: max 1.4e-13, the same indices",
+    drift=({"alpha_mmd2", "mmd2"}, 1e-9, KERNEL_SUMS),
+    pick_by=("selector",),
+)
+
+# --- Table 1: selection then FlexMatch / FreeMatch --------------------------------------------------------
+
+TABLE1_QUICK_BUDGETS = (40, 100)
+
+
+def table1_quick_configs(datasets=("mnist", "cifar10"), cifar_extractor="pixels_pca") -> list[dict]:
+    extractor = {"mnist": "pixels_pca", "cifar10": cifar_extractor}
+    return [
+        {"dataset": d, "extractor": extractor[d], "selector": s, "algorithm": a, "m": m}
+        for d in datasets
+        for m in TABLE1_QUICK_BUDGETS
+        for s in L.TABLE1_SELECTORS
+        for a in L.TABLE1_ALGORITHMS
+    ]
+
+
+def table1_paper_configs(datasets=tuple(L.TABLE1_BUDGETS), extractor="clip_vit_b32") -> list[dict]:
+    return [
+        {"dataset": label, "extractor": extractor, "selector": s, "algorithm": a, "m": m}
+        for label in datasets
+        for m in L.TABLE1_BUDGETS[label]
+        for s in L.TABLE1_SELECTORS
+        for a in L.TABLE1_ALGORITHMS
+    ]
+
+
+def _head_data(config) -> str:
+    return "cifar10/lossless" if config["dataset"] == "cifar10" else config["dataset"]
+
+
+_HEAD_EXTRA = {
+    "note": "CPU stand-in (MLP head on frozen features), not the paper's protocol",
+    "protocol": L.HEAD_PROTOCOL,
+}
+TABLE1 = Experiment(
+    name="b_table1",
+    paper="B",
+    notebook="b_table1",
+    title="Table 1: the selectors' labeled sets under FlexMatch and FreeMatch",
+    run=R.table1_head_run,
+    scales={
+        "quick": Scale(QUICK, table1_quick_configs, (0,), _head_data, extra=_HEAD_EXTRA),
+        "cpu": Scale(
+            STAND_IN,
+            lambda: table1_quick_configs(("cifar10",), "efficientnet_lite0"),
+            range(2),
+            _head_data,
+            file="cpu_efficientnet",
+            extra=_HEAD_EXTRA,
+            threads=2,
+            note="an MLP head on frozen EfficientNet-Lite0 features of the lossless CIFAR-10 subset, not a WRN",
+        ),
+        "paper": Scale(
+            PAPER_PROTOCOL,
+            table1_paper_configs,
+            range(5),
+            lambda c: L.TABLE1_DATASETS[c["dataset"]],
+            run=R.table1_paper_run,
+            gpu=True,
+        ),
+    },
+    version=L.PROTOCOL_VERSION,
+    replay_note=(
+        "EfficientNet-Lite0 features that each platform extracts itself (float32 convolutions) and a head trained "
+        "by SGD on them"
+    ),
+    drift=({"alpha_mmd2"}, 1e-5, KERNEL_SUMS),
+    pick_by=("algorithm",),
+)
+# --- Table 4: the alpha of RDSS ---------------------------------------------------------------------------
+
+PROXY_BUDGETS = {"quick": (40, 100), "paper": (40, 100, 250)}
+PROXY = Experiment(
+    name="b_table4_proxy",
+    paper="B",
+    notebook="b_table4",
+    title="Table 4's alphas: the selection measures and a supervised proxy on scikit-learn's digits",
+    run=S.table4_proxy_run,
+    scales={
+        scale: Scale(
+            kind,
+            lambda scale=scale: [{"alpha": a, "m": m} for a in S.TABLE4_ALPHAS for m in PROXY_BUDGETS[scale]],
+            seeds,
+            "digits",
+            fixed={"dataset": "digits"},
+            note="selection measures and a supervised proxy on scikit-learn's 8x8 digits, not FreeMatch on CIFAR",
+        )
+        for scale, kind, seeds in (("quick", QUICK, range(3)), ("paper", STAND_IN, range(10)))
+    },
+    version=S.PROTOCOL_VERSION,
+    replay=DETERMINISTIC,
+    replay_tol=1e-9,
+    replay_note=(
+        "GKHR on float64 digits features, kernel sums and a logistic-regression proxy accuracy (sklearn, float64); "
+        f"{MEASURED}: max 6.4e-13, the same selections and accuracies"
+    ),
+    drift=({"alpha_mmd2", "alpha_mmd2_rdss", "mmd2"}, 1e-9, KERNEL_SUMS),
+    pick_by=("alpha",),
+)
+#: the head protocol's data per scale (Part 1b of the page): MNIST pixels at quick scale, the lossless CIFAR-10
+#: subset with EfficientNet-Lite0 features at paper scale (its budgets that fit a pool of 4 000)
+HEAD = {
+    "quick": dict(dataset="mnist", extractor="pixels_pca", pca_dim=50, n_pool=4000, n_test=2000, variant=None),
+    "paper": dict(
+        dataset="cifar10", extractor="efficientnet_lite0", pca_dim=50, n_pool=None, n_test=None, variant="lossless"
+    ),
+}
+HEAD_BUDGETS = {"quick": (40,), "paper": (40, 250)}
+TABLE4_HEAD = Experiment(
+    name="b_table4_head",
+    paper="B",
+    notebook="b_table4",
+    title="Table 4's alphas under FreeMatch on frozen features (an MLP head on a CPU)",
+    run=S.table4_ssl_run,
+    scales={
+        scale: Scale(
+            kind,
+            lambda scale=scale: [{"alpha": a, "m": m} for a in S.TABLE4_ALPHAS for m in HEAD_BUDGETS[scale]],
+            seeds,
+            "mnist" if scale == "quick" else "cifar10/lossless",
+            fixed={"protocol": "head", **HEAD[scale]},
+            note="an MLP head on frozen EfficientNet features trained by FreeMatch, not a WRN",
+        )
+        for scale, kind, seeds in (("quick", QUICK, range(1)), ("paper", STAND_IN, range(5)))
+    },
+    version=S.PROTOCOL_VERSION,
+    replay_note=(
+        "EfficientNet-Lite0 features that each platform extracts itself (float32 convolutions) and a head trained "
+        "by SGD on them"
+    ),
+)
+TABLE4_SSL = Experiment(
+    name="b_table4_ssl",
+    paper="B",
+    notebook="b_table4",
+    title="Table 4 at the paper's protocol: FreeMatch on WRN-28-2 (a GPU job)",
+    run=S.table4_ssl_run,
+    scales={
+        "paper": Scale(
+            PAPER_PROTOCOL,
+            lambda: [{"alpha": a, "m": m} for a in S.TABLE4_ALPHAS for m in S.TABLE4_BUDGETS["CIFAR-10"]],
+            range(5),
+            "cifar10",
+            gpu=True,
+        )
+    },
+    version=S.PROTOCOL_VERSION,
+)
+
+# --- Table 5: timings, and the official code's defects ----------------------------------------------------
+
+TIMING = {"quick": {"n": 5000, "m": 400, "d": 512}, "paper": {"n": 50000, "m": 400, "d": 512}}
+TIMING_ORDER = ("Random", "Stratified", "RDSS", "k-Means", "USL", "ActiveFT")  # cheapest first
+DEFECTS_READING = "the official code's defects B1 / B2"
+
+
+def timing_configs(scale: str) -> list[dict]:
+    return [{"part": "timing", "selector": s, **TIMING[scale]} for s in TIMING_ORDER]
+
+
+def defect_configs(scale: str) -> list[dict]:
+    d = R.DEFECTS[scale]
+    return [
+        {"part": "defects", "features": f, "bandwidth": b, "m": m, "n_pool": d["n_pool"]}
+        for m in d["budgets"]
+        for f in ("pretrained", "random_init")
+        for b in ("median", "fixed")
+    ]
+
+
+def _table5_data(config) -> str:
+    return "synthetic" if config["part"] == "timing" else "cifar10/lossless"
+
+
+TABLE5 = Experiment(
+    name="b_table5",
+    paper="B",
+    notebook="b_table5",
+    title="Table 5 (App. D.4): selection times, and what the official code's defects do to a selection",
+    run=R.table5_run,
+    scales={
+        scale: Scale(
+            kind,
+            lambda scale=scale: timing_configs(scale),
+            (0,),
+            _table5_data,
+            fixed={"scale": scale},
+            readings=(Reading(DEFECTS_READING, lambda scale=scale: defect_configs(scale), kind=DIAGNOSTIC),),
+            note="synthetic 512-d features on a loaded 2-core CPU" if scale == "paper" else "",
+        )
+        for scale, kind in (("quick", QUICK), ("paper", STAND_IN))
+    },
+    version=L.PROTOCOL_VERSION,
+    replay=CHAOTIC,
+    replay_note=(
+        "GKHR selections on EfficientNet-Lite0 features that each platform extracts itself (float32 convolutions, "
+        "about 1e-6 relative), where one flipped near-tie changes the selection and every metric after it (its "
+        "timing records store only sizes)"
+    ),
+    drift=({"alpha_mmd2", "mmd2"}, 1e-5, KERNEL_SUMS),
+    pick_by=("part",),
+)
+
+EXPERIMENTS = (FIGURE2, FIGURE3, TABLE1, PROXY, TABLE4_HEAD, TABLE4_SSL, TABLE5)

@@ -1,0 +1,278 @@
+"""The ledger of the papers' claims: claim -> test on our records -> verdict (the ML Reproducibility Challenge form).
+
+Each qualitative claim of papers A, B and C is a :class:`Claim`: the quoted sentence, where the paper makes it,
+the experiments whose records its test reads (:class:`~sslkit.experiments.runs.experiment.Experiment`, the
+first one deciding the evidence level) and one small function that takes those records and returns ``(verdict,
+evidence)``. Each paper's claims sit beside its protocol (``sslkit.experiments.paper_<x>.claims``); the catalog
+(:func:`sslkit.experiments.catalog.ledger`) runs all of them on the committed records when the book is built.
+
+Verdicts (:data:`VERDICTS`):
+
+* ``"holds"`` / ``"does not hold"`` -- the test decides it on the records;
+* ``"not resolved"`` -- the records exist but the test cannot decide (no difference at the 5 % level);
+* ``"not run"`` -- no record the test needs is committed.
+
+Every comparison is made by the one rule of :mod:`.stats` (:data:`.stats.RULE`): Welch's t-test, paired by seed
+where both sides ran the same seeds (a seed's runs share their split and initialisation), two-sided at 5 %. So
+that a verdict does not depend on the claim's wording more than it must:
+
+* "A outperforms B" is judged per row (:func:`pairs_verdict`): holds when A is significantly higher in every
+  row, does not hold when A is significantly lower in some row, not resolved otherwise; the evidence names the
+  deciding row with its difference, 95 % interval and p-value.
+* Rankings ("the highest", "first or second") are read off the means, as the papers' bold / underline are; the
+  evidence adds how many methods are significantly above.
+
+Evidence levels. A claim is tested on the best evidence its first experiment has committed: the records of its
+paper-protocol scale when they exist, else those of its CPU stand-in (:data:`LEVELS`); the ledger's ``level``
+column says which.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, QUICK, STAND_IN
+from ..runs.store import load_results, repo_root
+from .stats import Comparison, compare
+
+HOLDS, FAILS, OPEN, NOT_RUN = "holds", "does not hold", "not resolved", "not run"
+VERDICTS = (HOLDS, FAILS, OPEN, NOT_RUN)
+#: evidence levels, best first: the kind of the records a claim is tested on
+LEVELS = (PAPER_PROTOCOL, STAND_IN, DIAGNOSTIC, QUICK)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper: ``quote`` made at ``where``; ``item`` / ``group`` is its row of the scorecard;
+    ``reads`` the experiments whose records ``fn`` reads (the first decides the evidence level); ``test`` says in
+    words what ``fn(records) -> (verdict, evidence)`` checks."""
+
+    id: str
+    paper: str
+    item: str
+    group: str
+    where: str
+    quote: str
+    test: str
+    reads: tuple
+    fn: Callable
+
+
+# --------------------------------------------------------------------------------------------------- helpers
+
+
+def mean(values) -> float:
+    """The mean of per-seed values (a sequence or a mapping ``seed -> value``)."""
+    return float(np.mean(list(values.values()) if isinstance(values, Mapping) else values))
+
+
+def put(cell: dict, seed, value, where="") -> None:
+    """``cell[seed] = value``; ``ValueError`` when the cell already has that seed (two configurations pooled in one
+    cell would silently drop a run)."""
+    if seed in cell:
+        raise ValueError(f"two records of seed {seed} fall in one cell{' ' + str(where) if where else ''}")
+    cell[seed] = value
+
+
+def per_seed(records, row_keys, col_key, metric, where=None) -> dict:
+    """``{row: {col: {seed: metric}}}``; ``row`` is the tuple of ``row_keys`` of each record's config."""
+    out: dict = {}
+    for r in records:
+        c = r["config"]
+        if where is not None and not where(c):
+            continue
+        row = tuple(c[k] for k in row_keys)
+        put(out.setdefault(row, {}).setdefault(c[col_key], {}), r["seed"], r["metrics"][metric], (row, c[col_key]))
+    return out
+
+
+def label(row) -> str:
+    return " ".join(str(v) for v in row) if isinstance(row, tuple) else str(row)
+
+
+def rank(row: dict, method: str) -> int:
+    """1 + the number of methods whose mean is above ``method``'s in ``row`` ({method: values})."""
+    mine = mean(row[method])
+    return 1 + sum(mean(v) > mine for m, v in row.items() if m != method)
+
+
+def significantly_above(row: dict, method: str) -> list:
+    """``[(other method, comparison)]`` of the methods of ``row`` significantly above ``method``."""
+    out = [(m, compare(v, row[method])) for m, v in row.items() if m != method]
+    return [(m, c) for m, c in out if c.verdict == "higher"]
+
+
+def deciding(comparisons, verdict: str):
+    """The ``(label, comparison)`` behind a verdict over several comparisons: the significant "lower" one of
+    smallest p for "does not hold", else the one of largest p (the weakest "higher", or the least resolved)."""
+    if not comparisons:
+        return None
+    lower = [lc for lc in comparisons if lc[1].verdict == "lower"]
+    if verdict == FAILS and lower:
+        return min(lower, key=lambda lc: lc[1].p)
+    rest = [lc for lc in comparisons if lc[1].verdict != "lower"] or comparisons
+    return max(rest, key=lambda lc: lc[1].p if np.isfinite(lc[1].p) else 2.0)
+
+
+def tally(comparisons) -> dict:
+    counts = {"higher": 0, "not resolved": 0, "lower": 0}
+    for _, c in comparisons:
+        counts[c.verdict] += 1
+    return counts
+
+
+def counts_text(counts: dict, what: str) -> str:
+    if not any(counts.values()):
+        return f"{what}: no matching record"
+    return (
+        f"{what}: significantly higher in {counts['higher']}, not resolved in {counts['not resolved']}, "
+        f"significantly lower in {counts['lower']}"
+    )
+
+
+def with_deciding(text: str, comparisons, verdict: str, name: str = "deciding") -> str:
+    """``text`` followed by the deciding comparison (:func:`deciding`): its row, difference, 95 % CI and p."""
+    d = deciding(comparisons, verdict)
+    return text if d is None else f"{text}; {name}: {d[0]} {d[1].short()}"
+
+
+def pairs_verdict(pairs, what: str) -> tuple[str, str]:
+    """``pairs``: ``[(row label, a values, b values), ...]`` for "a is higher than b in every row" (values per
+    seed: mappings pair by seed). Holds when every row is significantly higher, does not hold when some row is
+    significantly lower, not resolved otherwise; "not run" without a pair. The evidence counts the rows and
+    gives the deciding one (:func:`deciding`)."""
+    comparisons = [(lab, compare(a, b)) for lab, a, b in pairs]
+    if not comparisons:
+        return NOT_RUN, f"{what}: no matching record"
+    counts = tally(comparisons)
+    verdict = FAILS if counts["lower"] else HOLDS if counts["higher"] == len(comparisons) else OPEN
+    return verdict, with_deciding(counts_text(counts, what), comparisons, verdict)
+
+
+def verdict_of(c: Comparison) -> str:
+    """ "a is higher than b" for one comparison: holds / does not hold / not resolved."""
+    return {"higher": HOLDS, "lower": FAILS}.get(c.verdict, OPEN)
+
+
+# --------------------------------------------------------------------------------------------------- evaluating
+
+
+@functools.cache
+def _read(path: str, mtime_ns: int, size: int) -> tuple:
+    return tuple(load_results(path))
+
+
+def read_records(path) -> list:
+    """The records of a results file (``[]`` when it is missing), read once per version of the file."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    st = path.stat()
+    return list(_read(str(path), st.st_mtime_ns, st.st_size))
+
+
+def results_root(root=None) -> Path:
+    """``root`` as a results folder (``<root>/<experiment>/<scale>.jsonl``; default: the repository's
+    ``notebooks/results``); ``FileNotFoundError`` when it is not a folder (a typo must not read as "not run")."""
+    path = repo_root() / "notebooks" / "results" if root is None else Path(root)
+    if not path.is_dir():
+        raise FileNotFoundError(f"results folder {str(path)!r} does not exist (or is not a folder)")
+    return path
+
+
+def claim_records(claim: Claim, root=None) -> tuple[list, list, str]:
+    """``(records, sources, level)`` a claim is tested on: the committed scale of best evidence level
+    (:data:`LEVELS`) of its first experiment, and the same scale of the others; ``([], [], "")`` without one."""
+    root = results_root(root)
+    first = claim.reads[0]
+    found = first.committed(root)
+    if not found:
+        return [], [], ""
+    scale = min(found, key=lambda s: LEVELS.index(first.scales[s].kind))
+    records, sources = [], []
+    for e in claim.reads:
+        if scale in e.committed(root):
+            records += read_records(e.committed(root)[scale])
+            sources.append(e.source(scale))
+    return records, sources, first.scales[scale].kind
+
+
+def evaluate(claim: Claim, root=None) -> tuple[str, str]:
+    """``(verdict, evidence)`` of one claim on the committed records of its experiments (``root``: a results
+    folder in place of ``notebooks/results``); "not run" when none is committed."""
+    records, _, _ = claim_records(claim, root)
+    if not records:
+        return NOT_RUN, "no committed record of " + ", ".join(e.name for e in claim.reads)
+    return claim.fn(records)
+
+
+def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
+    """One row per claim of ``claims`` (only those of ``paper`` and ``item`` where given, e.g. ``"A"``,
+    ``"Table 1"``): id, paper, item, group, where, claim (quoted), test, records (the files read and their
+    kind), level (the evidence level, "" when not run), verdict and evidence. A ``paper`` or ``item`` no claim
+    has is a ValueError (a typo would otherwise give an empty ledger), and so is a ``root`` that is not a
+    folder."""
+    root = results_root(root)
+    if paper is not None and paper not in {c.paper for c in claims}:
+        raise ValueError(f"paper must be one of {sorted({c.paper for c in claims})}, got {paper!r}")
+    items = {c.item for c in claims if paper is None or c.paper == paper}
+    if item is not None and item not in items:
+        raise ValueError(f"no claim of paper {paper or 'A/B/C'} is about item {item!r}; items: {sorted(items)}")
+    rows = []
+    for c in claims:
+        if (paper is not None and c.paper != paper) or (item is not None and c.item != item):
+            continue
+        records, sources, level = claim_records(c, root)
+        verdict, evidence = c.fn(records) if records else evaluate(c, root)
+        rows.append(
+            {
+                "id": c.id,
+                "paper": c.paper,
+                "item": c.item,
+                "group": c.group,
+                "where": c.where,
+                "claim": c.quote,
+                "test": c.test,
+                "records": ", ".join(f"{s} ({level})" for s in sources) or "none committed",
+                "level": level,
+                "verdict": verdict,
+                "evidence": evidence,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def level_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Verdict counts by evidence level of a :func:`ledger_table`: one row per level (paper protocol, CPU stand-in
+    and quick always; diagnostic, and "—" for the claims with nothing committed, when they have claims), one
+    column per verdict, and a total."""
+    levels = table["level"].replace("", "—")
+    counts = pd.crosstab(levels, table["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
+    order = [lv for lv in (*LEVELS, "—") if lv in counts.index or lv in (PAPER_PROTOCOL, STAND_IN, QUICK)]
+    counts = counts.reindex(order, fill_value=0)
+    counts["total"] = counts.sum(axis=1)
+    counts.index.name = "evidence level"
+    return counts
+
+
+def verdicts_sentence(rows: pd.DataFrame, what: str) -> str:
+    """One sentence of the verdicts of ``rows`` (ledger rows), e.g. "Of the paper's 4 claims about Table 1, 2 do
+    not hold on our committed records (A-T1-rank, A-T1-rr), 1 is not resolved (A-T1-rank) and 1 is not run
+    (A-T1-cifar)."."""
+    verbs = {HOLDS: ("holds", "hold"), FAILS: ("does not hold", "do not hold")}
+    verbs |= {v: (f"is {v}", f"are {v}") for v in (OPEN, NOT_RUN)}
+    parts = []
+    for v in (FAILS, OPEN, NOT_RUN, HOLDS):
+        ids = list(rows.loc[rows["verdict"] == v, "id"])
+        if ids:
+            parts.append(f"{len(ids)} {verbs[v][len(ids) > 1]} ({', '.join(ids)})")
+    if not parts:
+        return f"The ledger has no claim about {what}."
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"Of the paper's {len(rows)} claims about {what}, on our committed records {listed}."

@@ -1,0 +1,132 @@
+"""The catalog of experiments (sslkit.experiments.catalog, issue 20): every committed results file has exactly one
+spec, each spec's grid makes the committed keys, a record's reading is explicit, an experiment's name lives in one
+place, and `sslkit run` runs an experiment of each paper at quick scale."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sslkit.cli import main
+from sslkit.experiments import catalog, load_results, run_key
+from sslkit.experiments.runs.experiment import KINDS, QUICK, REPLAY_RULES, SCALES
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "notebooks" / "results"
+FILES = sorted(RESULTS.glob("*/*.jsonl"))
+
+
+def test_every_results_file_has_exactly_one_spec():
+    assert FILES, "no committed results file"
+    for path in FILES:
+        makers = [
+            (e.name, s)
+            for e in catalog.experiments()
+            for s in e.scales
+            if e.source(s) == f"{path.parent.name}/{path.stem}"
+        ]
+        assert len(makers) == 1, (path, makers)
+        assert catalog.for_file(path) == (catalog.get(makers[0][0]), makers[0][1])
+    assert catalog.uncatalogued() == []
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_each_specs_grid_makes_the_committed_keys(path):
+    """Every committed record is a (config, seed) of its spec's grid at its scale, with its key; the records of a
+    reading are never the main grid's."""
+    e, scale = catalog.for_file(path)
+    s = e.scale(scale)
+    keys = e.keys(scale)
+    records = load_results(path, all_versions=True)
+    outside = [r["config"] for r in records if r["key"] not in keys]
+    assert not outside, f"{len(outside)} records of {path.name} are not in the grid of {e.name}/{scale}: {outside[:3]}"
+    assert all(r["key"] == run_key(r["config"], r["seed"], scale) and r["scale"] == scale for r in records)
+    main_grid = [json.dumps(c, sort_keys=True) for c in s.configs(readings=False)]
+    for r in s.readings:
+        theirs = {json.dumps(c, sort_keys=True) for c in r.grid()}
+        assert not theirs & set(main_grid), f"reading {r.name!r} of {e.name} shares configurations with the main grid"
+    assert len(set(main_grid)) == len(main_grid), f"{e.name}/{scale}: the grid repeats a configuration"
+
+
+def test_specs_are_complete_and_consistent():
+    names = [e.name for e in catalog.experiments()]
+    assert len(names) == len(set(names))
+    stems = {p.stem for p in (REPO / "notebooks").glob("*.md")}
+    for e in catalog.experiments():
+        assert e.paper in "ABC" and e.notebook in stems, e.name
+        assert e.replay in REPLAY_RULES and set(e.scales) <= set(SCALES) and e.version >= 1
+        assert set(e.uses) <= set(names)
+        for name, s in e.scales.items():
+            assert s.kind in KINDS and (name != "quick" or s.kind == QUICK), (e.name, name)
+            assert len(s.seeds) >= 1 and s.configs(), (e.name, name)
+            assert all(isinstance(s.data_of(c), str) and s.data_of(c) for c in s.configs()), (e.name, name)
+            fn = e.call(name)
+            assert set(fn.keywords) <= set(__import__("inspect").signature(fn.func).parameters), (e.name, name)
+        for f in e.pick_by:
+            assert any(f in c for s in e.scales.values() for c in s.configs()), (e.name, f)
+
+
+def test_the_robust_and_tradeoff_readings_are_explicit():
+    """The mean-1 weights of CRAIG / GradMatch / CRUST are a named reading of the cpu grid, never the main one."""
+    for e in catalog.experiments("C"):
+        s = e.scales.get("cpu")
+        for r in s.readings if s else ():
+            for c in r.grid():
+                assert c.get("normalize_weights") is True and s.reading_of(c) is r
+                assert catalog.reading_of(e.name, "cpu", c) == r.name
+                assert catalog.reading_of(e.name, "cpu", {k: v for k, v in c.items() if k != "normalize_weights"}) == ""
+
+
+def test_an_experiment_name_lives_in_its_spec_only():
+    """Issue 20: the generic layers (the runs, the reports, the catalog, the CLI) name no experiment; a name is written
+    in its paper's experiments.py, and outside notebooks/ the trade-off experiment's name is in at most 3 files."""
+    generic = ["sslkit/experiments/runs", "sslkit/experiments/report", "sslkit/experiments/catalog.py", "sslkit/cli.py"]
+    for e in catalog.experiments():
+        found = subprocess.run(["grep", "-rlw", e.name, *generic], cwd=REPO, capture_output=True, text=True).stdout
+        assert not found.split(), (e.name, found)
+        spec = subprocess.run(["grep", "-rlw", e.name, "sslkit"], cwd=REPO, capture_output=True, text=True).stdout
+        assert f"sslkit/experiments/paper_{e.paper.lower()}/experiments.py" in spec.split(), e.name
+    tradeoff = catalog.experiments("C")[0].name
+    found = subprocess.run(["grep", "-rl", tradeoff, "sslkit", "tests"], cwd=REPO, capture_output=True, text=True)
+    assert 1 <= len(found.stdout.split()) <= 3, found.stdout
+
+
+def test_run_refuses_what_it_cannot_do(tmp_path):
+    with pytest.raises(ValueError, match="unknown experiment 'nope'"):
+        catalog.run("nope")
+    with pytest.raises(ValueError, match="has no scale 'cpu'"):
+        catalog.run("b_figure3", "cpu", results_dir=tmp_path)
+    with pytest.raises(ValueError, match="paper's protocol for a GPU"):
+        catalog.run("b_table4_ssl", "paper", device="cpu", results_dir=tmp_path)
+    with pytest.raises(ValueError, match="no argument"):
+        catalog.run("b_figure3", fixed={"nope": 1}, results_dir=tmp_path)
+    with pytest.raises(ValueError, match="seeds= or seed="):
+        catalog.run("b_figure3", seed=1, seeds=[1], results_dir=tmp_path)
+
+
+# one cheap experiment per paper, narrowed by the CLI's grid options
+QUICK_RUNS = {
+    "A": ["supervised_baseline", "--seeds", "0", "-o", "datasets=banknote"],
+    "B": ["b_figure3", "--seeds", "0"],
+    "C": ["c_tradeoff", "--seeds", "0", "-o", "algorithms=vat", "-o", "methods=full,random"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("paper", sorted(QUICK_RUNS))
+def test_sslkit_run_at_quick_scale(paper, tmp_path, capsys):
+    argv = ["run", *QUICK_RUNS[paper][:1], "--scale", "quick", "--device", "cpu", "--results-dir", str(tmp_path)]
+    argv += QUICK_RUNS[paper][1:] + ["--no-progress"]
+    assert main(argv) == 0
+    e = catalog.get(QUICK_RUNS[paper][0])
+    path = tmp_path / e.name / "quick.jsonl"
+    assert capsys.readouterr().out.strip().endswith(str(path))
+    records = load_results(path)
+    assert records and {r["seed"] for r in records} == {0} and all(r["scale"] == "quick" for r in records)
+    assert all(r["protocol_version"] == e.version for r in records)
+    fn = e.call("quick", "cpu")
+    assert all(r["call"]["function"] == f"{fn.func.__module__}.{fn.func.__qualname__}" for r in records)
+    assert {r["key"] for r in records} <= e.keys("quick")
+    assert main(argv) == 0  # a second run reuses every record
+    assert len(load_results(path, all_versions=True)) == len(records)
