@@ -70,6 +70,7 @@ def test_registry_has_the_end_to_end_notebook():
     assert [s.name for s in specs if s.paper == "B"] == [
         "b-figure2",
         "b-figure3",
+        "b-lecture",
         "b-table1",
         "b-table4",
         "b-table5",
