@@ -70,6 +70,7 @@ def test_registry_has_the_end_to_end_notebook():
     assert [s.name for s in specs if s.paper == "B"] == [
         "b-figure2",
         "b-figure3",
+        "b-lecture",
         "b-table1",
         "b-table4",
         "b-table5",
@@ -258,7 +259,7 @@ def test_parameter_types_follow_the_parameters_cell(tiny):
 
 def test_reproduce_argument_errors(tiny, tmp_path):
     with pytest.raises(
-        ValueError, match="unknown notebook 'nope'; reproducible notebooks: a-ablations, .*supervised-baseline"
+        ValueError, match="unknown notebook 'nope'; reproducible notebooks: (ssl-primer, )?a-ablations, .*supervised-baseline"
     ):
         reproduce("nope")
     with pytest.raises(ValueError, match="scale must be one of quick, cpu, paper"):
