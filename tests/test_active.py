@@ -442,7 +442,11 @@ def test_active_learning_loop_bookkeeping():
 def test_table2_and_table3_run_end_to_end_on_a_tiny_protocol():
     from sslkit.experiments.paper_b_active import TABLE2_PROTOCOLS, TABLE3_PROTOCOLS, table2_run, table3_run
 
-    p2 = {**TABLE2_PROTOCOLS["quick"], "epochs": 3, "vaal": {"epochs": 1, "channels": (16,), "latent_dim": 4}}
+    p2 = {
+        **TABLE2_PROTOCOLS["quick"],
+        "epochs": 3,
+        "vaal": {"epochs": 1, "batch_size": 8, "channels": (16,), "latent_dim": 4},
+    }
     for method in ("CoreSet", "VAAL", "LearnLoss", "MCDAL", "SL+RDSS"):
         r = table2_run(method, 0, protocol=p2, device="cpu")
         assert r["budgets"] == [30, 45, 60] and len(r["test_acc_curve"]) == 3

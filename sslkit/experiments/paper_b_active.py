@@ -44,7 +44,9 @@ __all__ = [
     "table2_budgets",
     "table2_data",
     "train_supervised",
+    "table2_grid",
     "table2_run",
+    "table3_grid",
     "table3_data",
     "table3_run",
 ]
@@ -139,7 +141,7 @@ _SGD_D5 = {"lr": 0.1, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 128, 
 #: momentum 0.9, weight decay 5e-4, batch 128, ``epochs`` passes over the labeled set, a fresh model (same
 #: seed) every cycle; the schedule is not stated in the paper (cosine here). ``augment``: the weak view of
 #: every labeled batch (the paper does not state it; flip + crop is what the AL code it compares with uses).
-#: ``vaal``: VAAL's settings (``epochs``: VAE/discriminator iterations = epochs x ceil(labeled / batch)).
+#: ``vaal``: VAAL's settings (``epochs``: VAE/discriminator iterations = epochs x ceil(labeled / its batch)).
 #: ``rdss_features``: the model-free features RDSS selects on. ``subset``: LearnLoss' candidate pool.
 TABLE2_PROTOCOLS = {
     "paper": {
@@ -154,7 +156,7 @@ TABLE2_PROTOCOLS = {
         "whole_epochs": 300,
         "augment": "cifar",
         **_SGD_D5,
-        "vaal": {"epochs": 100, "channels": (128, 256, 512, 1024), "latent_dim": 32},
+        "vaal": {"epochs": 100, "batch_size": 128, "channels": (128, 256, 512, 1024), "latent_dim": 32},
         "subset": 10000,
         "rdss_features": "efficientnet_lite0",
     },
@@ -163,14 +165,14 @@ TABLE2_PROTOCOLS = {
         "n_pool": 10000,
         "n_test": 10000,
         "model": "lenet_mnist",
-        "initial": 100,
-        "step": 50,
+        "initial": 60,
+        "step": 30,
         "cycles": 2,
         "epochs": 300,
         "whole_epochs": 20,
         "augment": "mnist",
-        **{**_SGD_D5, "lr": 0.01},
-        "vaal": {"epochs": 150, "channels": (16, 32, 64), "latent_dim": 32},
+        **_SGD_D5,
+        "vaal": {"epochs": 150, "batch_size": 64, "channels": (16, 32, 64), "latent_dim": 32},
         "subset": None,
         "rdss_features": "pixels_pca",
     },
@@ -186,7 +188,7 @@ TABLE2_PROTOCOLS = {
         "whole_epochs": 100,
         "augment": "tabular",
         **{**_SGD_D5, "lr": 0.05, "batch_size": 32},
-        "vaal": {"epochs": 50, "channels": (64,), "latent_dim": 8},
+        "vaal": {"epochs": 50, "batch_size": 32, "channels": (64,), "latent_dim": 8},
         "subset": None,
         "rdss_features": "inputs",
     },
@@ -377,12 +379,25 @@ _TRAIN_MEMO: dict = {}
 
 def _train_memo(key, fn):
     """Trainings of Table 2 shared by several methods (the first cycle's plain model is the same for Random,
-    CoreSet and VAAL of one seed): computed once per process. Only the latest key per protocol is kept."""
+    CoreSet and VAAL of one seed): computed once per process. ``key = (protocol, kind, seed, labeled)``; the
+    trainings of other (protocol, seed) pairs are dropped, so run a grid one seed at a time."""
     if key not in _TRAIN_MEMO:
-        for k in [k for k in _TRAIN_MEMO if k[0] == key[0]]:
+        for k in [k for k in _TRAIN_MEMO if (k[0], k[2]) != (key[0], key[2])]:
             del _TRAIN_MEMO[k]
         _TRAIN_MEMO[key] = fn()
     return _TRAIN_MEMO[key]
+
+
+def table2_grid(protocol: str = "cpu") -> list[dict]:
+    """The configs of a Table 2 grid for :func:`~sslkit.experiments.run_grid` (``fn(protocol, method, seed)``):
+    every method of :data:`TABLE2_METHODS` ("Whole dataset" is run separately: it is costly)."""
+    return [{"protocol": protocol, "method": m} for m in TABLE2_METHODS]
+
+
+def table3_grid(protocol: str = "cpu", algorithms=("FlexMatch", "FreeMatch")) -> list[dict]:
+    """The configs of a Table 3 grid (``fn(protocol, algorithm, method, seed)``), algorithm-major so that the
+    first-stage SSL model of a (seed, algorithm) is trained once for the four SSAL methods."""
+    return [{"protocol": protocol, "algorithm": a, "method": m} for a in algorithms for m in TABLE3_METHODS]
 
 
 def table2_run(method: str, seed: int, *, protocol="cpu", device="auto", data_root=None) -> dict:
@@ -460,13 +475,13 @@ def table2_run(method: str, seed: int, *, protocol="cpu", device="auto", data_ro
             return CoreSet(k, device=next(model.parameters()).device).fit(Xu, Xl, model=model).indices_.cpu().numpy()
         if method == "VAAL":
             v = p["vaal"]
-            iters = v["epochs"] * -(-labeled.size // p["batch_size"])
+            iters = v["epochs"] * -(-labeled.size // v["batch_size"])
             sel = VAAL(
                 k,
                 latent_dim=v["latent_dim"],
                 channels=v["channels"],
                 iterations=iters,
-                batch_size=p["batch_size"],
+                batch_size=v["batch_size"],
                 seed=seed + labeled.size,
                 device=device,
             )
@@ -582,7 +597,8 @@ def table3_run(method: str, algorithm: str, seed: int, *, protocol="cpu", device
     else:
         key = (repr(sorted((k, str(v)) for k, v in p.items())), algorithm, seed)
         if key not in _STAGE1:
-            _STAGE1.clear()
+            for k in [k for k in _STAGE1 if (k[0], k[2]) != (key[0], key[2])]:
+                del _STAGE1[k]  # keep the (protocol, seed) being run: both algorithms
             _STAGE1[key] = train_ssl(X, y, first, Xs, ys, return_models=True, **ssl)
         st = _STAGE1[key]
         first_acc = st["test_acc"]
