@@ -140,8 +140,9 @@ _SGD_D5 = {"lr": 0.1, "momentum": 0.9, "weight_decay": 5e-4, "batch_size": 128, 
 #: of CIFAR-10's 50 000, i.e. 10 / 15 / 20 %; the paper reports 7500 and 10000). Training (App. D.5): SGD lr 0.1,
 #: momentum 0.9, weight decay 5e-4, batch 128, ``epochs`` passes over the labeled set, a fresh model (same
 #: seed) every cycle; the schedule is not stated in the paper (cosine here). The CPU stand-in's LeNet (no
-#: BatchNorm, unlike ResNet-18) trains at lr 0.01: at 0.1 its seed-0 model on 60 labels stayed at chance. ``augment``: the weak view of
-#: every labeled batch (the paper does not state it; flip + crop is what the AL code it compares with uses).
+#: BatchNorm, unlike ResNet-18) trains at lr 0.01: at 0.1 its seed-0 model on 60 labels stayed at chance.
+#: ``augment``: the weak view of every labeled batch (the paper does not state it; flip + crop is what the AL
+#: code it compares with uses).
 #: ``vaal``: VAAL's settings (``epochs``: VAE/discriminator iterations = epochs x ceil(labeled / its batch)).
 #: ``rdss_features``: the model-free features RDSS selects on. ``subset``: LearnLoss' candidate pool.
 TABLE2_PROTOCOLS = {
