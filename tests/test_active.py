@@ -458,3 +458,24 @@ def test_table2_and_table3_run_end_to_end_on_a_tiny_protocol():
     for method in ("TOD-Semi", "RDSS"):
         r = table3_run(method, "FreeMatch", 0, protocol=p3, device="cpu")
         assert 0 <= r["test_acc"] <= 100 and (r["first_stage_acc"] is None) == (method == "RDSS")
+
+
+def test_experiment_inputs_are_checked_and_budgets_follow_the_protocol():
+    from sslkit.experiments.paper_b_active import (
+        PAPER_TABLE2_B,
+        PAPER_TABLE3_B,
+        PAPER_TABLE6_B,
+        table2_budgets,
+        table2_run,
+        table3_run,
+    )
+
+    assert table2_budgets("paper") == [5000, 7500, 10000] and table2_budgets("cpu") == [60, 90, 120]
+    with pytest.raises(ValueError, match="method must be one of"):
+        table2_run("BALD", 0, protocol="quick")
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        table3_run("RDSS", "FlexMatch", 0, protocol="huge")
+    # the paper's numbers as printed: Table 2's AL cells are Table 6's cells at the same budget
+    t6 = {(r["method"], r["dataset"], r["budget"]): r["acc"] for r in PAPER_TABLE6_B}
+    assert all(t6[k] == v for k, v in PAPER_TABLE2_B.items() if k[0] in ("CoreSet", "VAAL", "LearnLoss", "MCDAL"))
+    assert PAPER_TABLE3_B[("MMA", "FlexMatch")] == 74.61 and len(PAPER_TABLE6_B) == 56
