@@ -12,6 +12,7 @@ from sslkit.models import (
     LeNetCIFAR,
     LeNetMNIST,
     PaperCMNISTCNN,
+    ResNet18,
     WideResNet,
     count_parameters,
     no_weight_decay_names,
@@ -28,6 +29,7 @@ MODELS = {
     "lenet_cifar": (lambda: LeNetCIFAR(10), (3, 32, 32), 256),
     "paperc_mnist": (lambda: PaperCMNISTCNN(6), (1, 28, 28), 32 * 7 * 7),
     "wrn28_2": (lambda: wrn28_2(10), (3, 32, 32), 128),
+    "resnet18": (lambda: ResNet18(10), (3, 32, 32), 512),
 }
 
 
@@ -194,6 +196,19 @@ def test_lenet_cifar_layers_exactly_paper_a():
     assert (m.fc.in_features, m.fc.out_features) == (128 * 8 * 8, 256)
     assert (m.classifier.in_features, m.classifier.out_features) == (256, 10)
     assert count_parameters(m) == (27 * 64 + 64) + (9 * 64 * 128 + 128) + (8192 * 256 + 256) + (256 * 10 + 10)
+
+
+def test_resnet18_is_torchvisions_with_the_cifar_stem():
+    import torchvision
+
+    ref = {k: v.shape for k, v in torchvision.models.resnet18(num_classes=10).state_dict().items()}
+    ours = {k.removeprefix("net.").replace("classifier.", "fc."): v.shape for k, v in ResNet18(10).state_dict().items()}
+    assert ours.keys() == ref.keys()
+    assert {k for k in ref if ref[k] != ours[k]} == {"conv1.weight"}  # 7x7 stride 2 -> 3x3 stride 1
+    assert ours["conv1.weight"] == (64, 3, 3, 3) and isinstance(ResNet18(10).net.maxpool, torch.nn.Identity)
+    plain = ResNet18(10, cifar_stem=False)
+    assert plain.net.conv1.kernel_size == (7, 7) and plain(torch.randn(2, 3, 64, 64))[1].shape == (2, 512)
+    assert ResNet18(5, in_channels=1)(torch.randn(2, 1, 28, 28))[0].shape == (2, 5)
 
 
 def test_paper_c_mnist_cnn_layers():

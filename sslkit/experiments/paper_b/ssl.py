@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 
@@ -172,6 +173,7 @@ def train_ssl(
     device="auto",
     seed=0,
     progress=False,
+    return_models=False,
 ) -> dict:
     """Train ``algorithm`` ("FlexMatch" or "FreeMatch") with rows ``labeled`` of ``X_train`` as the labeled set
     and *all* rows of ``X_train`` as the unlabeled set; return the test accuracy of the (EMA) model.
@@ -187,7 +189,11 @@ def train_ssl(
     Optimiser: SGD with the protocol's lr / momentum / Nesterov / weight decay (not applied to BN and biases,
     USB's ``bn_wd_skip``), cosine schedule over ``epochs x iterations_per_epoch`` steps, labeled batch
     ``min(batch_size, m)``, unlabeled batch ``uratio x batch_size``. Returns ``test_acc`` (%), the number of
-    classes in the labeled set, steps and seconds.
+    classes in the labeled set, steps and seconds. With ``return_models=True`` (an active-learning loop that
+    selects with the trained model) also ``model`` (the evaluated, EMA model), ``initial_model`` (a copy of the
+    weights before training), ``inputs`` (the training rows as the model sees them: z-scored features or
+    normalised images) and ``views`` (``augment``, ``mean``, ``std`` of its augmentations); these are not
+    JSON-serialisable and must be removed before the dict becomes a record.
     """
     import torch
 
@@ -247,6 +253,7 @@ def train_ssl(
         if algorithm == "FreeMatch"
         else FlexMatch(num_unlabeled=Xt.shape[0], augment=augment, **norm)
     )
+    initial_model = copy.deepcopy(model) if return_models else None
     start = time.perf_counter()
     trainer = Trainer(
         model,
@@ -269,12 +276,20 @@ def train_ssl(
         decay_norm_and_bias=False,
     )
     trainer.fit(Xt[torch.as_tensor(labeled)], torch.as_tensor(y_train[labeled]), Xt)
-    return {
+    out = {
         "test_acc": 100.0 * float(trainer.score(Xs, torch.as_tensor(y_test))),
         "labeled_classes": int(np.unique(y_train[labeled]).size),
         "steps": int(p["epochs"] * p["iterations_per_epoch"]),
         "train_seconds": round(time.perf_counter() - start, 3),
     }
+    if return_models:
+        out.update(
+            model=trainer.eval_model,
+            initial_model=initial_model,
+            inputs=Xt,
+            views={"augment": augment, "mean": norm.get("mean"), "std": norm.get("std")},
+        )
+    return out
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The numbers the papers report, as CSV files beside this module, and :func:`load`, their one reader.
 
-One file per paper table: ``a_table1.csv`` ... ``a_table10.csv`` (paper A, Tables 1-10), ``b_table1.csv``,
-``b_table4.csv``, ``b_table5.csv`` (paper B), ``c_tables5_10.csv`` (paper C, Tables 5-10 in one long table)
+One file per paper table: ``a_table1.csv`` ... ``a_table10.csv`` (paper A, Tables 1-10), ``b_table1.csv`` ...
+``b_table6.csv`` (paper B, Tables 1-6; Table 6 holds one row per printed cell of the AL / SSAL / SSL
+comparison, its "-" cells left out), ``c_tables5_10.csv`` (paper C, Tables 5-10 in one long table)
 and ``c_claims.csv`` (the speed-ups paper C quotes in §4), ``c_table11.csv`` and ``c_table12.csv`` (Table 12 with
 Table 13's standard deviations). One row per printed cell, values as printed (``1.5110`` keeps
 its digits). A header ``name:type`` gives the column's type (``int``, ``float`` or ``bool``; no type: text).
