@@ -530,9 +530,9 @@ def test_every_groups_entry_names_an_item():
     assert not [key for key in catalog.GROUPS if key not in items]
 
 
-def test_paper_a_theorems_are_derived_and_plotted_not_quick_scale():
+def test_paper_a_theorems_are_derived_and_checked_not_quick_scale():
     assert _committed("A", "Theorems 1-9") == {"": S.DERIVED}
-    assert _committed("A", "Theorem 10") == {"": S.PLOTTED}
+    assert _committed("A", "Theorem 10") == {"": S.CHECKED}
 
 
 def test_overview_rows_follow_the_book_and_drop_empty_columns(tmp_path):
