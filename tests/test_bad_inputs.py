@@ -66,8 +66,10 @@ def test_the_finite_weights_check_names_the_parameter_and_passes_finite_models()
     assert len(tr.history_) == 2
     with torch.no_grad():
         tr.model.classifier.bias.fill_(math.inf)
+    from sslkit.engine.inputs import check_finite_weights
+
     with pytest.raises(FloatingPointError, match="classifier.bias"):
-        tr._check_finite_weights(1)
+        check_finite_weights(tr.model, tr.epoch, tr.iteration, tr.iteration)
 
 
 # ------------------------------------------------------------------------------------------- the table of cases

@@ -581,7 +581,9 @@ def test_non_finite_loss_raises():
 @pytest.mark.parametrize("bf16", [True, False])
 def test_mixed_precision_code_path_simulated_on_cpu(monkeypatch, bf16):
     """The CUDA autocast/GradScaler path, exercised on CPU by pretending AMP is available."""
-    monkeypatch.setattr(Trainer, "_resolve_amp", lambda self, device: True)
+    import sslkit.engine.trainer as trainer_module
+
+    monkeypatch.setattr(trainer_module, "resolve_amp", lambda amp, device: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
     X, y = blobs(200)
     Xt, yt = blobs(200, seed=1)

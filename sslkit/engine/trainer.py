@@ -1,0 +1,494 @@
+"""The one training loop, :class:`Trainer` (what it owns: the package docstring of :mod:`sslkit.engine`)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import time
+
+import torch
+from torch import nn
+
+from sslkit._checks import check_count, check_seed
+from sslkit.algorithms.base import Batch, FitContext, Hook, LossOutput, SSLAlgorithm, logits_of
+from sslkit.device import resolve_device
+from sslkit.seeding import derive_seeds, make_generator, seed_everything
+
+from .inputs import (
+    accumulate,
+    as_features,
+    as_labels,
+    check_finite_weights,
+    check_hooks,
+    check_label_range,
+    eval_mode,
+    nonneg_float,
+    positive_float,
+    sync,
+)
+from .optim import OPTIMIZERS, EMATeacher, autocast, make_optimizer, resolve_amp, restore, snapshot
+from .sampling import PermutationStream, UnlabeledSampler
+from .schedules import EarlyStopping, cosine_lr_factor
+
+#: the keys of a history row the trainer writes itself (Trainer.log refuses them)
+_OWN_KEYS = ("epoch", "iterations", "loss", "val_acc", "lr", "seconds")
+_SCHEDULES = (None, "cosine")
+
+
+class Trainer:
+    """Train ``model`` with ``algorithm``; scikit-learn-like ``fit`` / ``predict`` / ``score``.
+
+    Parameters
+    ----------
+    model : nn.Module
+        Returns ``(logits, features)`` (a bare logits tensor is accepted). Trained in place.
+    algorithm : SSLAlgorithm
+        Computes the loss of a step, e.g. :class:`sslkit.algorithms.Supervised`.
+    device : "auto", "cpu", "cuda", "cuda:N", "mps" or torch.device
+    optimizer : "adam" or "sgd"; lr, weight_decay, momentum, nesterov : its settings
+        (``momentum`` / ``nesterov`` only for SGD).
+    schedule : None (constant lr) or "cosine" (FixMatch ``cos(7 pi t / 16 T)``).
+    epochs : maximum number of epochs.
+    iterations_per_epoch : None (one pass over the labeled set), a fixed number of steps per epoch, or
+        "unlabeled" (one pass over the current unlabeled pool, which a coreset callback may shrink).
+    total_steps : None (``epochs * steps per epoch`` at the start) or the planned number of optimiser steps
+        for the cosine schedule and the algorithms' ramp-ups (``ctx.total_steps``).
+    batch_size, unlabeled_batch_size : labeled / unlabeled batch sizes (paper A: 64 / 256).
+    ema_decay : None or d in [0, 1): keep an EMA teacher, evaluate with it. ema_warmup : Mean Teacher's
+        ``d_t = min(d, 1 - 1/(t+1))``.
+    amp : "auto", True or False (see module docstring).
+    early_stopping : None or :class:`EarlyStopping` (requires validation data in ``fit``).
+    hooks : iterable of :class:`Hook`.
+    seed : int; progress : bool.
+    decay_norm_and_bias : False exempts biases and normalisation layers from weight decay (USB's
+        ``bn_wd_skip``, used with WRN-28-2 in papers B and C); True (default) decays every parameter.
+    num_classes : None (inferred as ``1 + max`` label of ``y_l`` and ``y_val``) or the number of classes;
+        pass it when the labeled set may miss the highest classes. Must equal the model's output width.
+
+    Attributes after ``fit``: ``history_``, ``best_epoch_``, ``best_val_acc_`` (None without validation
+    data), ``timings_``, ``epochs_run_``, ``device_``, ``num_classes_``, ``optimizer_``, ``ema_model_``
+    (None without EMA), ``amp_dtype_`` (None when autocast is off).
+    """
+
+    def __init__(
+        self,
+        model,
+        algorithm,
+        *,
+        device="auto",
+        optimizer="adam",
+        lr=1e-3,
+        weight_decay=1e-4,
+        momentum=0.9,
+        nesterov=True,
+        schedule=None,
+        epochs=200,
+        iterations_per_epoch=None,
+        batch_size=64,
+        unlabeled_batch_size=256,
+        ema_decay=None,
+        amp="auto",
+        early_stopping=None,
+        hooks=(),
+        seed=0,
+        progress=True,
+        num_classes=None,
+        decay_norm_and_bias=True,
+        total_steps=None,
+        ema_warmup=False,
+    ):
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        if not isinstance(algorithm, SSLAlgorithm):
+            raise TypeError(f"algorithm must be an sslkit.algorithms.SSLAlgorithm, got {type(algorithm).__name__}")
+        self.model, self.algorithm = model, algorithm
+        self._set_optimisation(optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps)
+        self._set_epochs(epochs, iterations_per_epoch, batch_size, unlabeled_batch_size)
+        self._set_ema(ema_decay, ema_warmup)
+        if not (amp == "auto" or isinstance(amp, bool)):
+            raise ValueError(f"amp must be 'auto', True or False, got {amp!r}")
+        if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
+            raise TypeError(f"early_stopping must be None or an EarlyStopping, got {type(early_stopping).__name__}")
+        self.device, self.amp, self.early_stopping = device, amp, early_stopping
+        self.hooks = check_hooks(hooks, "hooks")
+        self.num_classes = None if num_classes is None else check_count(num_classes, "num_classes", allow_zero=False)
+        self.seed, self.progress = check_seed(seed), bool(progress)
+        self.decay_norm_and_bias = bool(decay_norm_and_bias)
+        self.epoch, self.iteration, self.stop_training = 0, 0, False
+        self.ema_model_ = None
+
+    def _set_optimisation(self, optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps) -> None:
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+        if schedule not in _SCHEDULES:
+            raise ValueError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}")
+        self.optimizer, self.schedule = optimizer, schedule
+        self.lr = positive_float(lr, "lr")
+        self.weight_decay = nonneg_float(weight_decay, "weight_decay")
+        self.momentum = nonneg_float(momentum, "momentum")
+        if self.momentum >= 1:
+            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+        self.nesterov = bool(nesterov)
+        self.total_steps = None if total_steps is None else check_count(total_steps, "total_steps", allow_zero=False)
+
+    def _set_epochs(self, epochs, iterations_per_epoch, batch_size, unlabeled_batch_size) -> None:
+        self.epochs = check_count(epochs, "epochs", allow_zero=False)
+        if iterations_per_epoch == "unlabeled":
+            if not self.algorithm.uses_unlabeled:
+                raise ValueError(
+                    f"iterations_per_epoch='unlabeled' needs an algorithm that uses unlabeled data; "
+                    f"{self.algorithm.name!r} does not"
+                )
+            self.iterations_per_epoch = "unlabeled"
+        else:
+            self.iterations_per_epoch = (
+                None
+                if iterations_per_epoch is None
+                else check_count(iterations_per_epoch, "iterations_per_epoch", allow_zero=False)
+            )
+        self.batch_size = check_count(batch_size, "batch_size", allow_zero=False)
+        self.unlabeled_batch_size = check_count(unlabeled_batch_size, "unlabeled_batch_size", allow_zero=False)
+
+    def _set_ema(self, ema_decay, ema_warmup) -> None:
+        if not isinstance(ema_warmup, bool):
+            raise TypeError(f"ema_warmup must be True or False, got {ema_warmup!r}")
+        if ema_warmup and ema_decay is None:
+            raise ValueError("ema_warmup=True needs ema_decay")
+        if ema_decay is not None:
+            ema_decay = nonneg_float(ema_decay, "ema_decay")
+            if ema_decay >= 1:
+                raise ValueError(f"ema_decay must be in [0, 1) or None, got {ema_decay!r}")
+        self.ema_decay, self.ema_warmup = ema_decay, ema_warmup
+
+    # ------------------------------------------------------------------------------------------ fit
+    def fit(self, X_l, y_l, X_u=None, X_val=None, y_val=None):
+        """Train on labeled ``(X_l, y_l)`` (+ unlabeled ``X_u`` if the algorithm uses it); return self.
+
+        The model is trained in place, starting from its current weights; a second ``fit`` continues
+        from them with a fresh optimiser, EMA copy, sampler, history and counters.
+
+        ``X_u`` is ignored (not moved to the device) when ``algorithm.uses_unlabeled`` is False.
+        ``X_val, y_val`` give the per-epoch validation accuracy used for early stopping.
+        """
+        t_fit = time.perf_counter()
+        device = resolve_device(self.device)
+        self.device_ = device
+        seed_everything(self.seed)
+        seed_l, seed_u = derive_seeds(self.seed, 2)
+        self._prepare_data(X_l, y_l, X_u, X_val, y_val, device)
+        self._prepare_training(device, seed_l, seed_u)
+        pbar = self._progress_bar()
+        sync(device)
+        self.timings_["setup"] = time.perf_counter() - t_fit
+        for _ in range(self.epochs):
+            self._recorded = False  # log() now goes to the coming epoch's row
+            self._run_due(self._hooks["before", "epoch"], self.epoch, device)
+            record = self._train_epoch(device)
+            self._validate(record)
+            for h in self._hooks["after", "epoch"]:
+                if h.due(self.epoch):
+                    self._run_hook(h, device)
+            if self.early_stopping is not None and self._wait >= self.early_stopping.patience:
+                self.stop_training = True
+            if pbar is not None:
+                pbar.update(1)
+                pbar.set_postfix({k2: f"{record[k2]:.4f}" for k2 in ("loss", "val_acc") if k2 in record})
+            if self.stop_training:
+                break
+        if pbar is not None:
+            pbar.close()
+        if self._best_state is not None:
+            restore(self._best_state, self.model, self.ema_model_)
+        self.epochs_run_ = self.epoch
+        sync(device)
+        self.timings_["total"] = time.perf_counter() - t_fit
+        return self
+
+    # ------------------------------------------------------------------------------ fit: the phases
+    def _prepare_data(self, X_l, y_l, X_u, X_val, y_val, device) -> None:
+        """Validate the arrays at the boundary, move them to the device once, fix ``num_classes_``."""
+        algo = self.algorithm
+        Xl = as_features(X_l, "X_l", device)
+        yl = as_labels(y_l, "y_l", Xl.shape[0], "X_l", device)
+        self._feature_shape = tuple(Xl.shape[1:])
+        Xu = None
+        if algo.uses_unlabeled:
+            if X_u is None:
+                raise ValueError(f"algorithm {algo.name!r} uses unlabeled data: pass X_u")
+            Xu = as_features(X_u, "X_u", device)
+            self._check_shape(Xu, "X_u")
+        if (X_val is None) != (y_val is None):
+            raise ValueError("pass both X_val and y_val, or neither")
+        Xv = yv = None
+        if X_val is not None:
+            Xv = as_features(X_val, "X_val", device)
+            self._check_shape(Xv, "X_val")
+            yv = as_labels(y_val, "y_val", Xv.shape[0], "X_val", device)
+        if self.early_stopping is not None and Xv is None:
+            raise ValueError("early_stopping needs validation data: pass X_val and y_val to fit")
+        k = self.num_classes
+        if k is None:
+            k = int(yl.max()) + 1 if yv is None else max(int(yl.max()), int(yv.max())) + 1
+        check_label_range(yl, "y_l", k)
+        if yv is not None:
+            check_label_range(yv, "y_val", k)
+        self.num_classes_ = k
+        # the data as the loop holds them (device tensors), for hooks such as paper A's a* re-estimation
+        self.data_ = {"X_l": Xl, "y_l": yl, "X_u": Xu, "X_val": Xv, "y_val": yv}
+        model = self.model.to(device)
+        with torch.no_grad(), eval_mode(model):
+            width = logits_of(model, Xl[:2])
+        if width.dim() != 2 or width.shape[1] != k:
+            raise ValueError(
+                f"model outputs logits of shape {tuple(width.shape)} but num_classes is {k}"
+                + (" (inferred from the labels; pass num_classes)" if self.num_classes is None else "")
+            )
+
+    def _prepare_training(self, device, seed_l: int, seed_u: int) -> None:
+        """Sampler, EMA teacher, the algorithm's setup, callbacks, optimiser, mixed precision, counters."""
+        model, algo, data = self.model, self.algorithm, self.data_
+        n_l, Xu = data["X_l"].shape[0], data["X_u"]
+        gen_l, gen_u = make_generator(seed_l), make_generator(seed_u)
+        self._gen_l = gen_l
+        self.sampler_ = (
+            UnlabeledSampler(Xu.shape[0], self.unlabeled_batch_size, gen_u, device) if Xu is not None else None
+        )
+        self._l_stream = PermutationStream(n_l, self.batch_size, gen_l, device) if self.iterations_per_epoch else None
+        if self.iterations_per_epoch == "unlabeled":
+            steps_per_epoch = None
+            planned = self.epochs * math.ceil(Xu.shape[0] / self.unlabeled_batch_size)
+        else:
+            steps_per_epoch = self.iterations_per_epoch or math.ceil(n_l / self.batch_size)
+            planned = self.epochs * steps_per_epoch
+        self.total_steps_ = self.total_steps or planned
+        self._ema = EMATeacher(model, self.ema_decay, self.ema_warmup) if self.ema_decay is not None else None
+        self.ema_model_ = self._ema.model if self._ema is not None else None
+        self.context_ = FitContext(
+            num_classes=self.num_classes_,
+            device=device,
+            total_steps=self.total_steps_,
+            steps_per_epoch=steps_per_epoch,
+            data=data,
+            ema_model=self.ema_model_,
+        )
+        algo.setup(model, self.context_)
+        all_hooks = check_hooks(self.hooks + check_hooks(algo.hooks(), f"{type(algo).__name__}.hooks()"), "hooks")
+        self._hooks = {
+            (w, u): [h for h in all_hooks if h.when == w and h.unit == u]
+            for w in ("before", "after")
+            for u in ("epoch", "iteration")
+        }
+        self.optimizer_ = make_optimizer(
+            model, self.optimizer, self.lr, self.weight_decay, self.momentum, self.nesterov, self.decay_norm_and_bias
+        )
+        self.amp_dtype_ = None
+        if resolve_amp(self.amp, device):
+            self.amp_dtype_ = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        self._scaler = torch.amp.GradScaler(device.type, enabled=self.amp_dtype_ == torch.float16)
+        self.epoch, self.iteration, self.stop_training = 0, 0, False
+        self.history_ = []
+        self.best_epoch_ = self.best_val_acc_ = None
+        self.timings_ = {"setup": 0.0, "train": 0.0, "eval": 0.0, "hooks": 0.0, "total": 0.0}
+        for h in all_hooks:
+            self.timings_[f"hook:{h.name}"] = 0.0
+        self._best_state, self._wait = None, 0
+        self._logged, self._recorded = {}, False
+
+    def _labeled_batches(self, device):
+        """The labeled index batches of one epoch (and so the epoch's length)."""
+        n_l = self.data_["X_l"].shape[0]
+        if self._l_stream is None:
+            perm = torch.randperm(n_l, generator=self._gen_l).to(device)
+            return (perm[i : i + self.batch_size] for i in range(0, n_l, self.batch_size))
+        n_it = self.iterations_per_epoch
+        if n_it == "unlabeled":
+            n_it = math.ceil(self.sampler_.size / self.unlabeled_batch_size)
+        return (self._l_stream.next() for _ in range(n_it))
+
+    def _train_epoch(self, device) -> dict:
+        """One epoch of optimiser steps; returns the epoch's history record (before validation)."""
+        model, algo, data = self.model, self.algorithm, self.data_
+        Xl, yl, Xu = data["X_l"], data["y_l"], data["X_u"]
+        model.train()
+        t_epoch = time.perf_counter()
+        hook_seconds = 0.0
+        sums, counts, n_it = {}, {}, 0
+        for idx in self._labeled_batches(device):
+            hook_seconds += self._run_due(self._hooks["before", "iteration"], self.iteration, device)
+            u_idx = u_w = None
+            if self.sampler_ is not None:
+                u_idx, u_w = self.sampler_.next()
+            batch = Batch(
+                Xl[idx],
+                yl[idx],
+                Xu[u_idx] if u_idx is not None else None,
+                u_idx,
+                u_w,
+                step=self.iteration,
+                epoch=self.epoch,
+            )
+            with autocast(self.amp_dtype_, device):
+                out = algo.loss(model, batch)
+            if not isinstance(out, LossOutput):
+                raise TypeError(f"{type(algo).__name__}.loss() must return a LossOutput, got {type(out).__name__}")
+            self.optimizer_.zero_grad(set_to_none=True)
+            self._scaler.scale(out.loss).backward()
+            self._scaler.step(self.optimizer_)
+            self._scaler.update()
+            self.iteration += 1
+            n_it += 1
+            self._set_lr(self.iteration)
+            if self._ema is not None:
+                self._ema.update(self.iteration)
+            accumulate(sums, counts, out)
+            hook_seconds += self._run_due(self._hooks["after", "iteration"], self.iteration, device)
+            if self.stop_training:
+                break
+        sync(device)
+        self.timings_["train"] += time.perf_counter() - t_epoch - hook_seconds
+        self.epoch += 1
+        record = {"epoch": self.epoch, "iterations": n_it}
+        record.update({key: float(sums[key]) / counts[key] for key in sums})
+        if "loss" in record and not math.isfinite(record["loss"]):
+            raise FloatingPointError(
+                f"training loss is {record['loss']} in epoch {self.epoch}: lower the learning rate or check the inputs"
+            )
+        check_finite_weights(self.model, self.epoch, self.iteration - n_it + 1, self.iteration)
+        self._t_epoch = t_epoch
+        return record
+
+    def _validate(self, record: dict) -> None:
+        """Validation accuracy, best epoch and patience; appends ``record`` to ``history_``."""
+        Xv, yv = self.data_["X_val"], self.data_["y_val"]
+        if Xv is not None:
+            t_eval = time.perf_counter()
+            val_acc = self._accuracy(Xv, yv)
+            self.timings_["eval"] += time.perf_counter() - t_eval
+            record["val_acc"] = val_acc
+            es = self.early_stopping or EarlyStopping(patience=1, min_delta=0.0)
+            warmup = self.epoch <= es.start_epoch
+            if warmup and not es.watch_warmup:
+                pass  # not monitored yet (warm-up)
+            elif self.best_val_acc_ is None or es.is_improvement(val_acc, self.best_val_acc_):
+                self.best_val_acc_, self.best_epoch_, self._wait = val_acc, self.epoch, 0
+                if self.early_stopping is not None:
+                    self._best_state = snapshot(self.model, self.ema_model_)
+            elif not warmup:
+                self._wait += 1
+        record["lr"] = self.optimizer_.param_groups[0]["lr"]
+        record["seconds"] = time.perf_counter() - self._t_epoch
+        record.update(self._logged)
+        self._logged = {}
+        self.history_.append(record)
+        self._recorded = True  # log() from the after-epoch hooks goes to this row
+
+    def log(self, **values) -> None:
+        """Record ``name=value`` pairs in the current epoch's ``history_`` row: the row of the epoch that just
+        ended when called from an "after epoch" hook, else the row of the epoch under way (hooks and
+        callbacks record per-epoch values this way, e.g. Ours (Iter)'s ``a``; nothing else writes
+        ``history_``). Values are real numbers or 0-d tensors (stored as floats); the trainer's own keys
+        (``epoch``, ``iterations``, ``loss``, ``val_acc``, ``lr``, ``seconds``) are refused."""
+        if not hasattr(self, "_logged"):
+            raise RuntimeError("Trainer.log records into a fit's history: call it from a hook during fit()")
+        row = {}
+        for key, value in values.items():
+            if key in _OWN_KEYS:
+                raise ValueError(f"log: {key!r} is one of the trainer's own history keys {_OWN_KEYS}")
+            if isinstance(value, torch.Tensor) and value.dim() == 0:
+                value = float(value)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"log: {key} must be a real number or a 0-d tensor, got {value!r}")
+            row[key] = float(value)
+        (self.history_[-1] if self._recorded else self._logged).update(row)
+
+    def _run_due(self, hooks, count: int, device) -> float:
+        """Run the hooks of ``hooks`` due at ``count``; return the seconds they took."""
+        seconds = 0.0
+        for h in hooks:
+            if h.due(count):
+                seconds += self._run_hook(h, device)
+        return seconds
+
+    # ------------------------------------------------------------------------------------ inference
+    @property
+    def eval_model(self) -> nn.Module:
+        """The model used for evaluation: the EMA copy when ``ema_decay`` is set, else ``model``."""
+        return self.ema_model_ if self.ema_model_ is not None else self.model
+
+    def predict_proba(self, X, batch_size: int = 1024):
+        """Class probabilities (softmax of the logits), float32, shape (n, num_classes).
+
+        Returns a numpy array for numpy (or array-like) input and a tensor on ``X``'s device for tensor
+        input. Uses the EMA weights when EMA is on.
+        """
+        Xt = self._inference_input(X)
+        proba = torch.softmax(self._logits(Xt, batch_size), dim=1)
+        return proba.to(X.device) if isinstance(X, torch.Tensor) else proba.cpu().numpy()
+
+    def predict(self, X, batch_size: int = 1024):
+        """Predicted class labels (int64): numpy for numpy input, a tensor on ``X``'s device for tensors."""
+        Xt = self._inference_input(X)
+        labels = self._logits(Xt, batch_size).argmax(dim=1)
+        return labels.to(X.device) if isinstance(X, torch.Tensor) else labels.cpu().numpy()
+
+    def score(self, X, y, batch_size: int = 1024) -> float:
+        """Accuracy of :meth:`predict` on ``(X, y)`` as a Python float."""
+        Xt = self._inference_input(X)
+        yt = as_labels(y, "y", Xt.shape[0], "X", self.device_)
+        return self._accuracy(Xt, yt, batch_size)
+
+    # -------------------------------------------------------------------------------------- helpers
+    def _inference_input(self, X) -> torch.Tensor:
+        if not hasattr(self, "history_"):
+            raise RuntimeError("this Trainer is not fitted yet: call fit() first")
+        Xt = as_features(X, "X", self.device_)
+        self._check_shape(Xt, "X")
+        return Xt
+
+    def _check_shape(self, X: torch.Tensor, name: str) -> None:
+        if tuple(X.shape[1:]) != self._feature_shape:
+            raise ValueError(f"{name} has sample shape {tuple(X.shape[1:])} but X_l has {self._feature_shape}")
+
+    def _logits(self, X: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
+        batch_size = check_count(batch_size, "batch_size", allow_zero=False)
+        model = self.eval_model
+        chunks = []
+        with torch.no_grad(), eval_mode(model), autocast(self.amp_dtype_, X.device):
+            for i in range(0, X.shape[0], batch_size):
+                chunks.append(logits_of(model, X[i : i + batch_size]).float())
+        return torch.cat(chunks)
+
+    def _accuracy(self, X: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> float:
+        correct = (self._logits(X, batch_size).argmax(dim=1) == y).sum()
+        return float(correct) / X.shape[0]
+
+    def _set_lr(self, step: int) -> None:
+        if self.schedule == "cosine":
+            lr = self.lr * cosine_lr_factor(step, self.total_steps_)
+            for group in self.optimizer_.param_groups:
+                group["lr"] = lr
+
+    def _run_hook(self, hook: Hook, device: torch.device) -> float:
+        sync(device)
+        t0 = time.perf_counter()
+        hook.fn(self)
+        sync(device)
+        seconds = time.perf_counter() - t0
+        self.timings_["hooks"] += seconds
+        self.timings_[f"hook:{hook.name}"] += seconds
+        return seconds
+
+    def _progress_bar(self):
+        env = os.environ.get("SSLKIT_PROGRESS", "").strip().lower()
+        if not self.progress or env in ("0", "false", "no", "off"):
+            return None
+        from tqdm.auto import tqdm  # imported lazily: tqdm.auto may warn in notebooks without ipywidgets
+
+        return tqdm(total=self.epochs, desc=self.algorithm.name, unit="epoch")
+
+    def __repr__(self) -> str:
+        return (
+            f"Trainer(model={type(self.model).__name__}, algorithm={self.algorithm!r}, "
+            f"optimizer={self.optimizer!r}, lr={self.lr}, epochs={self.epochs}, seed={self.seed})"
+        )
