@@ -52,13 +52,13 @@ def sha(data: bytes) -> str:
 
 def trust(monkeypatch, name, *blobs):
     """Make every file of dataset ``name`` also accept the sha256 of the given bytes (synthetic test files)."""
-    spec = registry._SPECS[name]
+    spec = registry.SPECS[name]
     extra = tuple(sha(b) for b in blobs)
     sources = tuple(
         dataclasses.replace(s, files={k: dataclasses.replace(f, sha256=f.sha256 + extra) for k, f in s.files.items()})
         for s in spec.sources
     )
-    monkeypatch.setitem(registry._SPECS, name, dataclasses.replace(spec, sources=sources))
+    monkeypatch.setitem(registry.SPECS, name, dataclasses.replace(spec, sources=sources))
 
 
 def write(path: Path, data: bytes) -> bytes:
@@ -209,7 +209,7 @@ def test_the_verified_bytes_are_the_parsed_bytes(env, tmp_path, monkeypatch):
     # verified bytes (it used to reopen the file and parse the edited one).
     path = tmp_path / "root" / "banknote" / "data_banknote_authentication.txt"
     trust(monkeypatch, "banknote", write(path, BANKNOTE_ROWS))
-    spec = registry._SPECS["banknote"]
+    spec = registry.SPECS["banknote"]
     parse = spec.sources[0].parse
 
     def edit_then_parse(paths, **options):
@@ -217,7 +217,7 @@ def test_the_verified_bytes_are_the_parsed_bytes(env, tmp_path, monkeypatch):
         return parse(paths, **options)
 
     source = dataclasses.replace(spec.sources[0], parse=edit_then_parse)
-    monkeypatch.setitem(registry._SPECS, "banknote", dataclasses.replace(spec, sources=(source,)))
+    monkeypatch.setitem(registry.SPECS, "banknote", dataclasses.replace(spec, sources=(source,)))
     d = load_dataset("banknote", root=tmp_path / "root", download=False)
     assert d.X[0, 0] == 3.6216  # the verified value, not the edited 9.6216
     with pytest.raises(ChecksumError):  # and the edited file itself is refused on the next load
@@ -251,12 +251,12 @@ def test_bad_download_raises_and_caches_nothing(env, monkeypatch):
 
 
 def test_good_download_is_cached_and_reused(env, monkeypatch):
-    spec = registry._SPECS["banknote"]
+    spec = registry.SPECS["banknote"]
     f = spec.sources[0].files["table"]
     url = f.downloads[0].url
     fake = dataclasses.replace(f, downloads=(dataclasses.replace(f.downloads[0], sha256=(sha(BANKNOTE_ROWS),)),))
     source = dataclasses.replace(spec.sources[0], files={"table": fake})
-    monkeypatch.setitem(registry._SPECS, "banknote", dataclasses.replace(spec, sources=(source,)))
+    monkeypatch.setitem(registry.SPECS, "banknote", dataclasses.replace(spec, sources=(source,)))
     server = FakeServer({url: BANKNOTE_ROWS})
     monkeypatch.setattr(registry, "_open_url", server)
 
@@ -283,7 +283,7 @@ def test_real_download_checksums_accept_official_bytes(env, monkeypatch):
             ("adult", "adult", "adult.data.gz"),
             ("adult", "adult", "adult.test.gz"),
         ]
-        for f in registry._SPECS[name].sources[0].files.values()
+        for f in registry.SPECS[name].sources[0].files.values()
         for d in f.downloads
         if d.save_as == gz[:-3]
     }
@@ -291,7 +291,7 @@ def test_real_download_checksums_accept_official_bytes(env, monkeypatch):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:  # the UCI zip holds the ARFF in a sub-folder
         z.writestr("DryBeanDataset/Dry_Bean_Dataset.arff", arff)
-    urls[registry._SPECS["dry_bean"].sources[0].files["table"].downloads[0].url] = buf.getvalue()
+    urls[registry.SPECS["dry_bean"].sources[0].files["table"].downloads[0].url] = buf.getvalue()
     server = FakeServer(urls)
     monkeypatch.setattr(registry, "_open_url", server)
     assert len(load_dataset("banknote", download=True).y) == 1372
