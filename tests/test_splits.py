@@ -5,8 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from sslkit.data.dataset import Dataset
-from sslkit.data.splits import (
+from sslkit.data import (
     IMBALANCE_PRESETS,
     OOD_PRESETS,
     PAPER_A_BINARY_SETTINGS,
@@ -23,6 +22,7 @@ from sslkit.data.splits import (
     ood_split,
     paper_a_regime,
 )
+from sslkit.data.dataset import Dataset
 
 CLASS_SIZES = [100, 80, 60, 40, 20]
 # Real MNIST training-set class sizes (digits 0..9), so the OOD preset is tested at its true scale.

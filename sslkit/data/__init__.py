@@ -11,21 +11,23 @@
 from sslkit.data.dataset import Dataset
 from sslkit.data.images import image_stats, images_to_tensor
 from sslkit.data.registry import DATASETS, ChecksumError, DatasetNotFoundError, load_dataset
-from sslkit.data.splits import (
+from sslkit.data.robust_splits import (
     IMBALANCE_PRESETS,
     OOD_PRESETS,
+    PAPER_C_IMBALANCE_RATIOS,
+    PAPER_C_OOD_RATIOS,
+    OODSplit,
+    imbalanced_split,
+    ood_split,
+)
+from sslkit.data.splits import (
     PAPER_A_BINARY_SETTINGS,
     PAPER_A_N_UNLABELED,
     PAPER_A_N_VAL,
     PAPER_A_REGIMES,
-    PAPER_C_IMBALANCE_RATIOS,
-    PAPER_C_OOD_RATIOS,
-    OODSplit,
     Split,
     binary_task,
-    imbalanced_split,
     make_split,
-    ood_split,
     paper_a_regime,
 )
 from sslkit.data.synthetic import (
