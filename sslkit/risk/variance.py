@@ -39,8 +39,20 @@ from sslkit.risk.estimators import (
     check_losses,
     check_num_classes,
     check_prior,
-    float_array,
-    tensor_template,
+)
+from sslkit.risk.quadratic import (
+    Ctx,
+    check_counts,
+    check_covariances,
+    check_vector,
+    d_full,
+    d_sym,
+    quadratic_system,
+    quadratic_variance,
+    reduction_term,
+    setup_problem,
+    solve_checked,
+    unlabeled_term,
 )
 
 __all__ = [
@@ -63,197 +75,6 @@ __all__ = [
     "variance_reduction_upper_bound",
     "pnu_variance_gap",
 ]
-
-COND_LIMIT = 1e12
-
-#: Relative tolerance of the covariance checks: an asymmetry or a negative eigenvalue up to
-#: ``PSD_TOL * max|eigenvalue|`` of the matrix is round-off (e.g. of a singular covariance such as a
-#: symmetric loss's, ``C_m 1 = 0``); anything larger is refused.
-PSD_TOL = 1e-8
-
-
-# ----------------------------------------------------------------------------- helpers
-class _Ctx:
-    """float64 arithmetic in numpy, or in torch on the device of the first tensor argument."""
-
-    def __init__(self, *xs):
-        self.like = tensor_template(*xs)
-        self.torch = self.like is not None
-
-    def arr(self, x, name):
-        if self.torch:
-            return float_array(x, name, self.like, torch.float64)
-        return float_array(x, name)
-
-    def eye(self, k):
-        return torch.eye(k, dtype=torch.float64, device=self.like.device) if self.torch else np.eye(k)
-
-    def ones(self, k):
-        return torch.ones(k, dtype=torch.float64, device=self.like.device) if self.torch else np.ones(k)
-
-    def diag(self, v):
-        return torch.diag(v) if self.torch else np.diag(v)
-
-    def solve(self, A, b):
-        return torch.linalg.solve(A, b) if self.torch else np.linalg.solve(A, b)
-
-    def cond(self, A):
-        c = torch.linalg.cond(A) if self.torch else np.linalg.cond(A)
-        return float(c)
-
-    def out(self, x):
-        if self.torch:
-            dt = self.like.dtype if self.like.is_floating_point() else torch.float64
-            return x.to(dt)
-        return np.float64(x) if np.ndim(x) == 0 else x
-
-    def finite(self, x, name):
-        ok = bool(torch.isfinite(x).all()) if self.torch else bool(np.isfinite(x).all())
-        if not ok:
-            raise ValueError(f"{name} contains NaN or infinite values")
-
-
-def _counts(ctx, n_per_class, k, name="n_per_class"):
-    n = ctx.arr(n_per_class, name)
-    if n.ndim != 1 or n.shape[0] != k:
-        raise ValueError(f"{name} must have shape ({k},) (one count per class), got {tuple(n.shape)}")
-    ctx.finite(n, name)
-    nn = n.cpu().numpy() if ctx.torch else n
-    if (nn <= 0).any():
-        raise ValueError(f"{name} must be strictly positive (every class needs a labeled sample), got {nn.tolist()}")
-    return n
-
-
-def _check_psd(ctx, C, name):
-    """Refuse a covariance (``(s, s)`` or a stack ``(k, s, s)``) that is not symmetric positive semidefinite.
-
-    Both tests are relative to the largest absolute eigenvalue of each matrix (:data:`PSD_TOL`), so
-    round-off in an estimated or singular covariance passes while a real negative direction (for which
-    the "variance" could be negative and a* would maximise instead of minimise) is named.
-    """
-    stack = C if C.ndim == 3 else C[None]
-    X = stack.detach().cpu().numpy() if ctx.torch else stack
-    for m, Cm in enumerate(X):
-        which = name if C.ndim == 2 else f"{name}[{m}]"
-        eig = np.linalg.eigvalsh((Cm + Cm.T) / 2)
-        scale = max(float(np.abs(eig).max()), np.finfo(np.float64).tiny)
-        asym = float(np.abs(Cm - Cm.T).max())
-        if asym > PSD_TOL * scale:
-            raise ValueError(f"{which} is not symmetric (largest |C - Cᵀ| entry {asym:.3g}); a covariance must be")
-        if eig[0] < -PSD_TOL * scale:
-            raise ValueError(
-                f"{which} is not positive semidefinite: smallest eigenvalue {eig[0]:.3g} "
-                f"(largest |eigenvalue| {scale:.3g}); a covariance has no negative eigenvalue"
-            )
-
-
-def _covs(ctx, covariances, k, name="covariances", allow_truncated=False):
-    C = ctx.arr(covariances, name)
-    shapes = [(k, k, k)] + ([(k, k - 1, k - 1)] if allow_truncated else [])
-    if tuple(C.shape) not in shapes:
-        want = " or ".join(str(s) for s in shapes)
-        raise ValueError(
-            f"{name} must have shape {want} for {k} classes (one k x k matrix C_m per class), got {tuple(C.shape)}"
-        )
-    ctx.finite(C, name)
-    _check_psd(ctx, C, name)
-    return C
-
-
-def _setup(covariances, prior, n_per_class, *extra):
-    ctx = _Ctx(covariances, prior, n_per_class, *extra)
-    p = check_prior(prior, ctx.like)
-    p = ctx.arr(p, "prior")
-    k = p.shape[0]
-    n = _counts(ctx, n_per_class, k)
-    return ctx, p, k, n
-
-
-def _unlabeled(ctx, n_unlabeled, unlabeled_covariance, size, truncate=False):
-    """None for n_U -> ∞, else (n_U, C_U) validated; with ``truncate`` C_U may be (k, k), cut to ``size``."""
-    if n_unlabeled is None or (isinstance(n_unlabeled, numbers.Real) and math.isinf(n_unlabeled) and n_unlabeled > 0):
-        return None
-    if isinstance(n_unlabeled, (bool, np.bool_)) or not isinstance(n_unlabeled, numbers.Real) or not n_unlabeled > 0:
-        raise ValueError(f"n_unlabeled must be a positive number (or None / inf for n_U -> ∞), got {n_unlabeled!r}")
-    if unlabeled_covariance is None:
-        raise ValueError(
-            "unlabeled_covariance is required when n_unlabeled is finite (the covariance C_U of the loss vector "
-            "under p = Σ θ_m p_m; see mixture_covariance)"
-        )
-    CU = ctx.arr(unlabeled_covariance, "unlabeled_covariance")
-    sizes = (size, size + 1) if truncate else (size,)
-    if CU.ndim != 2 or CU.shape[0] != CU.shape[1] or CU.shape[0] not in sizes:
-        want = " or ".join(f"({s}, {s})" for s in sizes)
-        raise ValueError(f"unlabeled_covariance must be a {want} matrix, got shape {tuple(CU.shape)}")
-    ctx.finite(CU, "unlabeled_covariance")
-    _check_psd(ctx, CU, "unlabeled_covariance")
-    return float(n_unlabeled), CU[:size, :size]
-
-
-def _vector(ctx, a, size, name="a"):
-    v = ctx.arr(a, name)
-    if v.ndim != 1 or v.shape[0] != size:
-        raise ValueError(f"{name} must have shape ({size},), got {tuple(v.shape)}")
-    ctx.finite(v, name)
-    return v
-
-
-def _solve_checked(ctx, A, b, ridge, what):
-    if (
-        isinstance(ridge, (bool, np.bool_))
-        or not isinstance(ridge, numbers.Real)
-        or not ridge >= 0
-        or math.isinf(ridge)
-    ):
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
-    size = A.shape[0]
-    A = A + ridge * ctx.eye(size)
-    if ctx.cond(A) > COND_LIMIT:
-        raise ValueError(
-            f"{what} is singular (condition number > {COND_LIMIT:.0e}); pass ridge > 0 (paper A App. C uses "
-            "ridge=1e-4), or use the symmetric_* functions if the loss is symmetric (Σ_j l(g, j) constant)"
-        )
-    return ctx.solve(A, b)
-
-
-def _system(C, p, n, D, U):
-    """(A, b, c) of Var(a) = aᵀAa - 2bᵀa + c (Thm 2, eq. 8) for the rows d_m of D, plus the U term."""
-    w = p[: D.shape[0]] ** 2 / n  # D has one row per class m
-    q = 1 / p[: D.shape[1]]
-    S = (w[:, None, None] * C).sum(0)
-    A = q[:, None] * S * q[None, :]
-    b = q * (w[:, None] * (C @ D[:, :, None])[..., 0]).sum(0)
-    c = (w * ((D[:, None, :] @ C @ D[:, :, None])[:, 0, 0])).sum()
-    if U is not None:
-        nU, CU = U
-        one = D.new_ones(D.shape[1]) if isinstance(D, torch.Tensor) else np.ones(D.shape[1])
-        A = A + q[:, None] * CU * q[None, :] / nU
-        b = b + q * (CU @ one) / nU
-        c = c + one @ CU @ one / nU
-    return A, b, c
-
-
-def _variance(C, p, n, D, U, a):
-    """Σ_m w_m (Qa - d_m)ᵀ C_m (Qa - d_m) + (1/n_U) vᵀ C_U v, v = 1 - Qa (first form of eq. 8)."""
-    w = p**2 / n
-    qa = a / p[: a.shape[0]]
-    X = qa[None, :] - D  # row m: Qa - d_m
-    var = (w * ((X[:, None, :] @ C @ X[:, :, None])[:, 0, 0])).sum()
-    if U is not None:
-        nU, CU = U
-        v = 1 - qa
-        var = var + v @ CU @ v / nU
-    return var
-
-
-def _D_full(ctx, k):
-    return ctx.ones(k)[None, :] - ctx.eye(k)  # row m = d_m = 1 - e_m
-
-
-def _D_sym(ctx, k):
-    D = ctx.ones(k - 1)[None, :] - ctx.eye(k)[:, : k - 1]  # rows m < k: 1 - e_m (truncated)
-    D[k - 1] = 2.0  # row k: ď_k = 2·1 (Thm 7)
-    return D
 
 
 # ----------------------------------------------------------------------------- covariances
@@ -300,10 +121,10 @@ def mixture_covariance(covariances, class_means, prior):
     of class m, i.e. row m of the component-risk matrix R_mj) and ``μ̄ = Σ_m θ_m μ_m`` (= R_Uj, eq. 2).
     Needed for the finite-n_U variance term ``(1/n_U) vᵀ C_U v`` (module docstring). Returns (k, k).
     """
-    ctx = _Ctx(covariances, class_means, prior)
+    ctx = Ctx(covariances, class_means, prior)
     p = ctx.arr(check_prior(prior, ctx.like), "prior")
     k = p.shape[0]
-    C = _covs(ctx, covariances, k)
+    C = check_covariances(ctx, covariances, k)
     mu = ctx.arr(class_means, "class_means")
     if tuple(mu.shape) != (k, k):
         raise ValueError(
@@ -325,11 +146,11 @@ def estimator_variance(a, covariances, prior, n_per_class, *, n_unlabeled=None, 
     the paper's n_U -> ∞. Holds for any loss (for a symmetric one, see also
     :func:`symmetric_estimator_variance`).
     """
-    ctx, p, k, n = _setup(covariances, prior, n_per_class, a, unlabeled_covariance)
-    C = _covs(ctx, covariances, k)
-    av = _vector(ctx, a, k)
-    U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k)
-    return ctx.out(_variance(C, p, n, _D_full(ctx, k), U, av))
+    ctx, p, k, n = setup_problem(covariances, prior, n_per_class, a, unlabeled_covariance)
+    C = check_covariances(ctx, covariances, k)
+    av = check_vector(ctx, a, k)
+    U = unlabeled_term(ctx, n_unlabeled, unlabeled_covariance, k)
+    return ctx.out(quadratic_variance(C, p, n, d_full(ctx, k), U, av))
 
 
 def optimal_a(covariances, prior, n_per_class, ridge=0.0, *, n_unlabeled=None, unlabeled_covariance=None):
@@ -340,33 +161,23 @@ def optimal_a(covariances, prior, n_per_class, ridge=0.0, *, n_unlabeled=None, u
     C_m all have C_m 1 = 0) raises ``ValueError`` suggesting ``ridge``. Finite ``n_unlabeled``: the U term
     is included (module docstring).
     """
-    ctx, p, k, n = _setup(covariances, prior, n_per_class, unlabeled_covariance)
-    C = _covs(ctx, covariances, k)
-    U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k)
-    A, b, _ = _system(C, p, n, _D_full(ctx, k), U)
-    return ctx.out(_solve_checked(ctx, A, b, ridge, "the system A a = b of Thm 3"))
-
-
-def _reduction(ctx, S, u, U, what):
-    M = S if U is None else S + U[1] / U[0]
-    if ctx.cond(M) > COND_LIMIT:
-        raise ValueError(
-            f"{what} is singular (condition number > {COND_LIMIT:.0e}); the minimum is not unique -- use "
-            "optimal_a(..., ridge=...) and estimator_variance, or the symmetric_* functions for a symmetric loss"
-        )
-    return u @ ctx.solve(M, u)
+    ctx, p, k, n = setup_problem(covariances, prior, n_per_class, unlabeled_covariance)
+    C = check_covariances(ctx, covariances, k)
+    U = unlabeled_term(ctx, n_unlabeled, unlabeled_covariance, k)
+    A, b, _ = quadratic_system(C, p, n, d_full(ctx, k), U)
+    return ctx.out(solve_checked(ctx, A, b, ridge, "the system A a = b of Thm 3"))
 
 
 def variance_reduction(covariances, prior, n_per_class, *, n_unlabeled=None, unlabeled_covariance=None):
     """``uᵀ S⁻¹ u`` (paper A eq. 10): how much the optimal linear estimator's variance is below the
     supervised one's. With finite n_U, S is replaced by ``S + C_U/n_U``."""
-    ctx, p, k, n = _setup(covariances, prior, n_per_class, unlabeled_covariance)
-    C = _covs(ctx, covariances, k)
-    U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k)
+    ctx, p, k, n = setup_problem(covariances, prior, n_per_class, unlabeled_covariance)
+    C = check_covariances(ctx, covariances, k)
+    U = unlabeled_term(ctx, n_unlabeled, unlabeled_covariance, k)
     w = p**2 / n
     S = (w[:, None, None] * C).sum(0)
     u = _u_vector(ctx, C, w, k)
-    return ctx.out(_reduction(ctx, S, u, U, "S = Σ_m w_m C_m"))
+    return ctx.out(reduction_term(ctx, S, u, U, "S = Σ_m w_m C_m"))
 
 
 def _u_vector(ctx, C, w, k):
@@ -382,15 +193,15 @@ def minimum_variance(covariances, prior, n_per_class, *, n_unlabeled=None, unlab
     The first term is the variance of the supervised estimator (a = θ). With finite ``n_unlabeled``, S is
     replaced by ``M = S + C_U/n_U`` (module docstring). Raises ``ValueError`` if S (or M) is singular.
     """
-    ctx, p, k, n = _setup(covariances, prior, n_per_class, unlabeled_covariance)
-    C = _covs(ctx, covariances, k)
-    U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k)
+    ctx, p, k, n = setup_problem(covariances, prior, n_per_class, unlabeled_covariance)
+    C = check_covariances(ctx, covariances, k)
+    U = unlabeled_term(ctx, n_unlabeled, unlabeled_covariance, k)
     w = p**2 / n
     S = (w[:, None, None] * C).sum(0)
     u = _u_vector(ctx, C, w, k)
     idx = torch.arange(k, device=C.device) if ctx.torch else np.arange(k)
     supervised = (w * C[idx, idx, idx]).sum()
-    return ctx.out(supervised - _reduction(ctx, S, u, U, "S = Σ_m w_m C_m"))
+    return ctx.out(supervised - reduction_term(ctx, S, u, U, "S = Σ_m w_m C_m"))
 
 
 def equal_covariance_a(prior, n_per_class):
@@ -402,9 +213,9 @@ def equal_covariance_a(prior, n_per_class):
     ``n_per_class`` must hold whole class counts (an integer or float array of whole numbers), as
     :class:`sslkit.algorithms.OursEC` requires; a fractional count raises ``ValueError``.
     """
-    ctx = _Ctx(prior, n_per_class)
+    ctx = Ctx(prior, n_per_class)
     p = ctx.arr(check_prior(prior, ctx.like), "prior")
-    n = _counts(ctx, n_per_class, p.shape[0])
+    n = check_counts(ctx, n_per_class, p.shape[0])
     nn = n.cpu().numpy() if ctx.torch else n
     if (nn != np.round(nn)).any():
         raise ValueError(
@@ -426,9 +237,9 @@ def _binary(ctx, prior, name="prior"):
 def pnu_eta(prior, n_per_class):
     """PNU mixing weight of Sakai et al. (2017) as used in paper A App. C:
     ``η = (ψ2 - ψ1)/(ψ1 + ψ2)``, ``ψ_m = θ_m²/n_m`` (η ≥ 0: PNPU, η < 0: PNNU). Binary only."""
-    ctx = _Ctx(prior, n_per_class)
+    ctx = Ctx(prior, n_per_class)
     p = _binary(ctx, prior)
-    n = _counts(ctx, n_per_class, 2)
+    n = check_counts(ctx, n_per_class, 2)
     psi = p**2 / n
     return ctx.out((psi[1] - psi[0]) / (psi[0] + psi[1]))
 
@@ -440,7 +251,7 @@ def pnu_to_a(prior, eta):
     η < 0: ``R_PNNU^|η| = (1-|η|) R_PN + |η| R_NU``  ->  a = (θ1 (1 - |η|), θ2).
     Any finite real η is accepted (Sakai et al. restrict η to [-1, 1]; Thm 5 optimises over R).
     """
-    ctx = _Ctx(prior, eta)
+    ctx = Ctx(prior, eta)
     p = _binary(ctx, prior)
     e = ctx.arr(eta, "eta")
     if e.ndim != 0:
@@ -470,12 +281,12 @@ def pnu_optimal_eta(covariances, prior, n_per_class, family, *, n_unlabeled=None
     PNPU^η is a = (θ1, θ2(1-η)), PNNU^η is a = (θ1(1-η), θ2); the variance (eq. 8, plus the U term
     for finite n_U) is quadratic in η, minimised in closed form.
     """
-    ctx, p, k, n = _setup(covariances, prior, n_per_class, unlabeled_covariance)
+    ctx, p, k, n = setup_problem(covariances, prior, n_per_class, unlabeled_covariance)
     if k != 2:
         raise ValueError(f"PNU is binary: prior must have 2 entries, got {k}")
-    C = _covs(ctx, covariances, k)
-    U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k)
-    A, b, _ = _system(C, p, n, _D_full(ctx, k), U)
+    C = check_covariances(ctx, covariances, k)
+    U = unlabeled_term(ctx, n_unlabeled, unlabeled_covariance, k)
+    A, b, _ = quadratic_system(C, p, n, d_full(ctx, k), U)
     a0, delta = _pnu_direction(ctx, p, family)
     curv = delta @ A @ delta
     if float(curv) <= 0:
@@ -485,7 +296,7 @@ def pnu_optimal_eta(covariances, prior, n_per_class, family, *, n_unlabeled=None
 
 def pnu_optimal_a(covariances, prior, n_per_class, *, n_unlabeled=None, unlabeled_covariance=None):
     """The a of the best PNU estimator: min over S_PNPU ∪ S_PNNU with η ∈ R (paper A §6.1, Thm 5)."""
-    ctx = _Ctx(covariances, prior, n_per_class, unlabeled_covariance)
+    ctx = Ctx(covariances, prior, n_per_class, unlabeled_covariance)
     p = ctx.arr(check_prior(prior, ctx.like), "prior")
     kw = dict(n_unlabeled=n_unlabeled, unlabeled_covariance=unlabeled_covariance)
     best = None
@@ -511,8 +322,8 @@ def pnu_minimum_variance(covariances, prior, n_per_class, *, n_unlabeled=None, u
 
 # ----------------------------------------------------------------------------- symmetric loss (Thm 6-8)
 def _sym_setup(covariances, prior, n_per_class, *extra):
-    ctx, p, k, n = _setup(covariances, prior, n_per_class, *extra)
-    C = _covs(ctx, covariances, k, allow_truncated=True)[:, : k - 1, : k - 1]
+    ctx, p, k, n = setup_problem(covariances, prior, n_per_class, *extra)
+    C = check_covariances(ctx, covariances, k, allow_truncated=True)[:, : k - 1, : k - 1]
     return ctx, p, k, n, C
 
 
@@ -523,18 +334,18 @@ def symmetric_estimator_variance(a, covariances, prior, n_per_class, *, n_unlabe
     the truncated (k, k-1, k-1) ones. Finite n_U adds ``(1/n_U) v̌ᵀ Č_U v̌``, ``v̌ = 1 - Q̌a``.
     """
     ctx, p, k, n, C = _sym_setup(covariances, prior, n_per_class, a, unlabeled_covariance)
-    av = _vector(ctx, a, k - 1)
-    U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k - 1, truncate=True)
-    return ctx.out(_variance(C, p, n, _D_sym(ctx, k), U, av))
+    av = check_vector(ctx, a, k - 1)
+    U = unlabeled_term(ctx, n_unlabeled, unlabeled_covariance, k - 1, truncate=True)
+    return ctx.out(quadratic_variance(C, p, n, d_sym(ctx, k), U, av))
 
 
 def symmetric_optimal_a(covariances, prior, n_per_class, ridge=0.0, *, n_unlabeled=None, unlabeled_covariance=None):
     """a* (k - 1 entries) minimising :func:`symmetric_estimator_variance` (paper A Thm 8):
     solves ``(Ǎ + ridge·I) a = b̌``, ``Ǎ = Q̌ Š Q̌``, ``b̌ = Σ_m w_m Q̌ Č_m ď_m = Q̌(Š1 - ǔ)``."""
     ctx, p, k, n, C = _sym_setup(covariances, prior, n_per_class, unlabeled_covariance)
-    U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k - 1, truncate=True)
-    A, b, _ = _system(C, p, n, _D_sym(ctx, k), U)
-    return ctx.out(_solve_checked(ctx, A, b, ridge, "the truncated system Ǎ a = b̌ of Thm 8"))
+    U = unlabeled_term(ctx, n_unlabeled, unlabeled_covariance, k - 1, truncate=True)
+    A, b, _ = quadratic_system(C, p, n, d_sym(ctx, k), U)
+    return ctx.out(solve_checked(ctx, A, b, ridge, "the truncated system Ǎ a = b̌ of Thm 8"))
 
 
 def symmetric_minimum_variance(covariances, prior, n_per_class, *, n_unlabeled=None, unlabeled_covariance=None):
@@ -544,7 +355,7 @@ def symmetric_minimum_variance(covariances, prior, n_per_class, *, n_unlabeled=N
     (C_k)_kk is taken as ``1ᵀ Č_k 1`` (= Var l(g, k) for a symmetric loss), so truncated covariances suffice.
     """
     ctx, p, k, n, C = _sym_setup(covariances, prior, n_per_class, unlabeled_covariance)
-    U = _unlabeled(ctx, n_unlabeled, unlabeled_covariance, k - 1, truncate=True)
+    U = unlabeled_term(ctx, n_unlabeled, unlabeled_covariance, k - 1, truncate=True)
     w = p**2 / n
     S = (w[:, None, None] * C).sum(0)
     km = k - 1
@@ -553,7 +364,7 @@ def symmetric_minimum_variance(covariances, prior, n_per_class, *, n_unlabeled=N
     one = ctx.ones(km)
     u = (w[:km, None] * cols).sum(0) - w[km] * (C[km] @ one)
     supervised = (w[:km] * C[idx, idx, idx]).sum() + w[km] * (one @ C[km] @ one)
-    return ctx.out(supervised - _reduction(ctx, S, u, U, "Š = Σ_m w_m Č_m"))
+    return ctx.out(supervised - reduction_term(ctx, S, u, U, "Š = Σ_m w_m Č_m"))
 
 
 # ----------------------------------------------------------------------------- closed forms (Thm 4, 5)
@@ -576,9 +387,9 @@ def _np(x):
 
 def _w(prior, n_per_class):
     """w = θ²/n as numpy float64 (the closed forms of Thm 4-5 return numpy scalars)."""
-    ctx = _Ctx()
+    ctx = Ctx()
     p = check_prior(_np(prior))
-    n = _counts(ctx, _np(n_per_class), p.shape[0])
+    n = check_counts(ctx, _np(n_per_class), p.shape[0])
     return p**2 / n
 
 
