@@ -50,9 +50,8 @@ from sslkit.algorithms.risk_rewrite import (  # noqa: E402
     OursEC,
     OursIter,
     SupervisedRisk,
-    batch_component_risks,
-    prior_class_weights,
 )
+from sslkit.algorithms.risk_terms import batch_component_risks, prior_class_weights  # noqa: E402
 from sslkit.algorithms.vat import VAT, VAT_EPS_GRID  # noqa: E402
 
 __all__ += [

@@ -366,7 +366,7 @@ def logits_of(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 def supervised_ce(logits: torch.Tensor, y: torch.Tensor, class_weights: torch.Tensor | None = None) -> torch.Tensor:
     """Supervised term: the batch mean of cross-entropy, or with ``class_weights`` (from
-    :func:`sslkit.algorithms.risk_rewrite.prior_class_weights`) the batch mean of ``w_{y_s} CE_s`` -- paper A's PN
+    :func:`sslkit.algorithms.risk_terms.prior_class_weights`) the batch mean of ``w_{y_s} CE_s`` -- paper A's PN
     risk Σ_j θ_j R̂_jj."""
     if class_weights is None:
         return F.cross_entropy(logits.float(), y)

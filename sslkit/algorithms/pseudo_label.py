@@ -51,7 +51,7 @@ from sslkit.algorithms.base import (
     supervised_ce,
     weighted_mean,
 )
-from sslkit.algorithms.risk_rewrite import labeled_class_weights, optional_prior
+from sslkit.algorithms.risk_terms import labeled_class_weights, optional_prior
 
 __all__ = ["PseudoLabel", "pseudo_labels"]
 
