@@ -341,6 +341,34 @@ def level_counts(table: pd.DataFrame) -> pd.DataFrame:
     return counts
 
 
+def named_readings(records, experiment, keys, col: str = "method") -> list:
+    """``records`` with each record of a named reading of ``experiment``'s grid (:func:`reading_name`) renamed:
+    its ``config[col]`` becomes ``"<value> (<reading>)"`` and its config keeps only ``keys`` (the main grid's), so
+    that row builders written for the main grid take it as another method and never pool it with the main one."""
+    out = []
+    for r in records:
+        name = reading_name(experiment, r)
+        if name:
+            config = {k: v for k, v in r["config"].items() if k in keys}
+            r = {**r, "config": {**config, col: f"{config[col]} ({name})"}}
+        out.append(r)
+    return out
+
+
+def reading_views(rows, col: str = "method") -> dict:
+    """``{reading: rows}`` of rows built from :func:`named_readings` records: ``""`` holds the main grid's rows;
+    each reading's view holds its own rows under their main names (``"craig (r)"`` -> ``"craig"``) in place of the
+    main grid's rows of those names, and the main grid's other rows (the methods it shares)."""
+    split = [(r, *r[col].partition(" (")) for r in rows]
+    readings = sorted({w.rstrip(")") for _, _, _, w in split if w})
+    views = {"": [r for r, _, sep, _ in split if not sep]}
+    for w in readings:
+        own = [{**r, col: base} for r, base, sep, rest in split if sep and rest.rstrip(")") == w]
+        replaced = {r[col] for r in own}
+        views[w] = [r for r, _, sep, _ in split if not sep and r[col] not in replaced] + own
+    return views
+
+
 def paper_level_counts(table: pd.DataFrame) -> pd.DataFrame:
     """Verdict counts of a :func:`ledger_table` per paper and evidence level ("—": not run, nothing committed is
     about the claim): one row per (paper, level) that has claims, one column per verdict, and a total."""
