@@ -25,6 +25,7 @@ from ..report.ledger import (
     pairs_verdict,
     reading_views,
     tally_verdicts,
+    with_deciding,
 )
 from ..report.stats import compare, within
 from .experiments import ROBUST
@@ -164,16 +165,16 @@ def c_robust_most_cases(records):
 
     def test(cells):
         cs = [
-            compare(col(c, "retrieve", "test_acc"), col(c, b, "test_acc"))
-            for _, c in sorted(cells.items())
+            (f"ratio {r:g} vs {b}", compare(col(c, "retrieve", "test_acc"), col(c, b, "test_acc")))
+            for r, c in sorted(cells.items())
             for b in ("ds3l", "l2rw")
             if b in c and "retrieve" in c
         ]
         if not cs:
             return NOT_RUN, "no DS3L / L2RW run beside Retrieve"
-        up, down = sum(c.verdict == "higher" for c in cs), sum(c.verdict == "lower" for c in cs)
+        up, down = sum(c.verdict == "higher" for _, c in cs), sum(c.verdict == "lower" for _, c in cs)
         verdict = HOLDS if up > len(cs) / 2 else FAILS if down >= len(cs) / 2 else OPEN
-        return verdict, f"significantly above in {up} of {len(cs)}, below in {down}"
+        return verdict, with_deciding(f"significantly above in {up} of {len(cs)}, below in {down}", cs, verdict)
 
     return per_protocol(records, test)
 
