@@ -269,7 +269,8 @@ CLAIMS = (
         "CIFAR CvD",
         _A1,
         "However, on CIFAR-10 cat vs. dog, a more challenging task, it fails to yield comparable performance.",
-        "PL significantly below the best method in every CIFAR CvD row",
+        "PL significantly below the best method in every CIFAR CvD row. Needs a_table1's CIFAR CvD rows (CPU-hours "
+        "per seed on the JPEG copy, or a GPU)",
         (TABLE1,),
         a_table1_pl_fails_cifar,
     ),
