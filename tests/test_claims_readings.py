@@ -71,7 +71,7 @@ def test_combinators_and_agreeing_readings():
 
 
 def tradeoff(acc, seconds, n=3, extra=()):
-    """c_tradeoff-like records: Full (100 s, 90 %) and ``acc`` / ``seconds`` {method: value} at budget 0.3;
+    """trade-off-like records: Full (100 s, 90 %) and ``acc`` / ``seconds`` {method: value} at budget 0.3;
     ``extra``: (method, config entries, accuracy) of a reading's runs."""
     out = []
     for s in range(n):
@@ -105,7 +105,7 @@ def test_convergence_reads_the_curves():
 
 
 def test_a_mean1_reading_is_tested_apart_and_readings_that_disagree_are_not_resolved():
-    """CRAIG with its weights scaled to mean 1 (a reading of the c_tradeoff grid) is never pooled with CORDS' raw
+    """CRAIG with its weights scaled to mean 1 (a reading of the trade-off grid) is never pooled with CORDS' raw
     weights: each reading gets its verdict, and the claim one only when they agree."""
     mean1 = [("craig", {"normalize_weights": True}, 92.0)]
     recs = tradeoff({"retrieve": 89.0, "craig": 80.0, "gradmatch": 80.0, "random": 80.0}, {}, extra=mean1)
