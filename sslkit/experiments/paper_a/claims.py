@@ -12,7 +12,7 @@ from ..report.ledger import (
     NOT_RUN,
     OPEN,
     Claim,
-    counts_text,
+    all_of,
     label,
     mean,
     pairs_verdict,
@@ -20,24 +20,31 @@ from ..report.ledger import (
     rank,
     significantly_above,
     tally,
+    tally_verdicts,
     verdict_of,
     with_deciding,
 )
-from ..report.stats import compare, within
+from ..report.stats import compare, not_below
+from .claims_appendix import A_COMPARABLE, A_TABULAR, a_more_robust, a_pl_vat_strong, match_or_beat
+from .claims_appendix import CLAIMS as APPENDIX_CLAIMS
 from .claims_variance import (
+    A_F1_MARGIN,
     a_appendix_b_ratios_fall,
     a_appendix_b_skewed_more,
     a_figure1_balanced_bce,
     a_figure1_imbalanced_reduction,
+    a_figure1_numbers,
     a_figure1_ratios_fall,
     a_figure1_symmetric_identical,
 )
-from .experiments import ABLATIONS, APPENDIX_B, FIGURE1, TABLE1, TABLE2
+from .experiments import APPENDIX_B, FIGURE1, TABLE1, TABLE2
 from .runs import select_hyper
 
-A_TABULAR = ("adult", "banknote", "breast_cancer", "credit_default")
-EC_CLOSE = 1.0  # points: our reading of "closely following"
-NN_SMALL = 1.0  # points: our reading of "a small effect"
+#: "in almost all settings" (Table 1): the paper's own Table 1 has Ours (Iter) first or second in 21 of its 24 rows
+ALMOST_ALL = 21 / 24
+#: "closely following" (Table 2): the largest gap the paper's own Table 2 calls so, MNIST Sev. (500): Ours (EC)
+#: 80.6 against Ours (Iter) 81.7
+EC_CLOSE = 1.1
 
 
 def a_rows(records, datasets=None) -> dict:
@@ -81,8 +88,9 @@ def _first_or_second(rows: dict, methods, share: float) -> tuple[str, str]:
 
 
 def a_table1_first_or_second(records):
-    """Table 1: Ours (Iter) first or second in "almost all" rows (read: at least 90 % of them)."""
-    return _first_or_second(a_rows(records), ["Ours (Iter)"], 0.9)
+    """Table 1: Ours (Iter) first or second in "almost all" rows (read: at least 21 of 24 of them, the paper's own
+    share, :data:`ALMOST_ALL`)."""
+    return _first_or_second(a_rows(records), ["Ours (Iter)"], ALMOST_ALL)
 
 
 def a_table1_risk_rewrite_beats_pl_vat(records):
@@ -127,7 +135,8 @@ def a_table2_ours_first_or_second(records):
 
 
 def a_table2_pl_vat_below_sup(records):
-    """Table 2, Covertype and Shuttle: PL or VAT significantly below Sup. in at least one row."""
+    """Table 2, Covertype and Shuttle: PL or VAT significantly below Sup. in at least one row (does not hold when
+    both are significantly above Sup. in every row, else not resolved)."""
     rows = a_rows(records, ("covertype", "shuttle"))
     comps = [
         (f"{label(k)} {m}", compare(v[m], v["Sup."]))
@@ -139,7 +148,7 @@ def a_table2_pl_vat_below_sup(records):
         return NOT_RUN, "no Covertype / Shuttle record"
     below = [(lab, c) for lab, c in comps if c.verdict == "lower"]
     under = sum(c.diff < 0 for _, c in comps)
-    verdict = HOLDS if below else FAILS if not under else OPEN
+    verdict = HOLDS if below else FAILS if all(c.verdict == "higher" for _, c in comps) else OPEN
     strongest = min(below or comps, key=lambda lc: (lc[1].p, lc[1].diff))
     return verdict, (
         f"significantly below Sup.: {', '.join(lab for lab, _ in below) or 'none'}; below by mean: {under} "
@@ -148,26 +157,52 @@ def a_table2_pl_vat_below_sup(records):
 
 
 def a_table2_ours_not_below_sup(records):
-    """Table 2, Dry Bean and MNIST: neither Ours (Iter) nor Ours (EC) significantly below Sup."""
+    """Table 2, Dry Bean and MNIST: "better or comparable" to Sup.: each Ours method's 95 % interval against Sup.
+    above −0.5 point (:data:`.claims_appendix.A_COMPARABLE`, non-inferiority) in every row; does not hold where it
+    lies wholly below."""
     rows = a_rows(records, ("dry_bean", "mnist"))
-    comps = [
-        (f"{label(k)} {m}", compare(v[m], v["Sup."]))
+    judged = [
+        (f"{label(k)} {m}", *not_below(v[m], v["Sup."], A_COMPARABLE))
         for k, v in rows.items()
         for m in ("Ours (Iter)", "Ours (EC)")
         if m in v and "Sup." in v
     ]
-    if not comps:
+    if not judged:
         return NOT_RUN, "no Dry Bean / MNIST record"
-    counts = tally(comps)
-    verdict = FAILS if counts["lower"] else HOLDS
-    text = counts_text(counts, f"Ours against Sup. over {len(rows)} rows")
-    return verdict, with_deciding(text, comps, verdict, "lowest")
+    verdicts = [v for _, v, _ in judged]
+    worst = min(judged, key=lambda t: t[2].ci[0])
+    return all_of(verdicts), (
+        f"Ours − Sup. over {len(rows)} rows, not below −{A_COMPARABLE:g}: {tally_verdicts(verdicts)}; lowest "
+        f"interval: {worst[0]} {worst[2].short()}"
+    )
+
+
+def a_table2_match_or_beat(records):
+    """Abstract, §1, §7 on the multiclass benchmarks (Table 2): the better Ours method (by mean) not more than 0.5
+    point below Sup., PL and VAT in every row (non-inferiority)."""
+    return match_or_beat(a_rows(records), ("Ours (Iter)", "Ours (EC)"), ("Sup.", "PL", "VAT"))
+
+
+def a_table1_match_or_beat(records):
+    """Abstract, §1, §7 on the binary benchmarks (Table 1): Ours (Iter) not more than 0.5 point below Sup., PNU, PL
+    and VAT in every row (non-inferiority)."""
+    return match_or_beat(a_rows(records), ("Ours (Iter)",), ("Sup.", "PNU", "PL", "VAT"))
+
+
+def a_table2_more_robust(records):
+    """§6.2.1: Ours more robust than PL and VAT (:func:`.claims_appendix.a_more_robust`)."""
+    return a_more_robust(a_rows(records))
+
+
+def a_table2_pl_vat_strong(records):
+    """§6.2.1: PL and VAT strong on Dry Bean and MNIST (:func:`.claims_appendix.a_pl_vat_strong`)."""
+    return a_pl_vat_strong(records, a_rows(records, ("dry_bean", "mnist")))
 
 
 def a_table2_ec_competitive(records):
-    """Table 2: Ours (EC) matches or closely follows Ours (Iter) (read: at most 1 point below it) in every row:
-    holds where EC + 1 is significantly above Iter in every row, does not hold where it is significantly below in
-    some row (EC more than 1 point below), not resolved otherwise."""
+    """Table 2: Ours (EC) matches or closely follows Ours (Iter) (read: at most 1.1 point below it, :data:`EC_CLOSE`)
+    in every row: holds where EC + 1.1 is significantly above Iter in every row, does not hold where it is
+    significantly below in some row (EC more than 1.1 point below), not resolved otherwise."""
     rows = {k: v for k, v in a_rows(records).items() if "Ours (EC)" in v and "Ours (Iter)" in v}
     if not rows:
         return NOT_RUN, "no row with Ours (EC) and Ours (Iter)"
@@ -188,61 +223,6 @@ def a_table2_ec_competitive(records):
     return verdict, with_deciding(text, comps, verdict)
 
 
-def _nn_rows(records, datasets) -> dict:
-    rows: dict = {}
-    for r in records:
-        c = r["config"]
-        if c.get("experiment") == "nn" and c["dataset"] in datasets:
-            row = (c["dataset"], c["setting"])
-            put(rows.setdefault(row, {}).setdefault(c["nn"], {}), r["seed"], r["metrics"]["test_acc"], row)
-    return {k: v for k, v in rows.items() if {"on", "off"} <= set(v)}
-
-
-def a_nn_small_on_tabular(records):
-    """Tables 6-10, tabular rows: a small effect (|NN on - NN off| under 1 point) in most (more than half of the)
-    rows: the 95 % interval of the difference within ±1 point holds in more than half of them; does not hold when
-    it lies wholly outside in at least half."""
-    rows = _nn_rows(records, A_TABULAR + ("covertype", "shuttle", "dry_bean"))
-    if not rows:
-        return NOT_RUN, "no tabular nn record"
-    results = {k: within(v["on"], v["off"], NN_SMALL) for k, v in rows.items()}
-    judged = [v for v, _ in results.values()]
-    small, large = judged.count(HOLDS), judged.count(FAILS)
-    verdict = HOLDS if small > len(rows) / 2 else FAILS if large >= len(rows) / 2 else OPEN
-    resolved = sum(c.verdict != "not resolved" for _, c in results.values())
-    k, (_, widest) = max(results.items(), key=lambda kv: max(abs(x) for x in kv[1][1].ci))
-    return verdict, (
-        f"on − off within ±{NN_SMALL:g} point in {small} of {len(rows)} rows, wholly outside in {large}; the two "
-        f"differ significantly in {resolved}; widest interval: {label(k)} {widest.short()}"
-    )
-
-
-def a_nn_helps_images(records):
-    """Tables 7-10, image rows: NN on significantly above NN off in every row."""
-    rows = _nn_rows(records, ("mnist_4v9", "cifar_cvd", "mnist", "cifar10"))
-    return pairs_verdict(
-        [(label(k), v["on"], v["off"]) for k, v in rows.items()], f"NN on against off over {len(rows)} image rows"
-    )
-
-
-def a_cov_size_saturates(records):
-    """Table 4: accuracy with 50 covariance examples per class not significantly below that with 1000, every row."""
-    rows: dict = {}
-    for r in records:
-        c = r["config"]
-        if c.get("experiment") == "cov_size":
-            row = (c["dataset"], c["setting"])
-            put(rows.setdefault(row, {}).setdefault(c["cov_per_class"], {}), r["seed"], r["metrics"]["test_acc"], row)
-    comps = [(label(k), compare(v[50], v[1000])) for k, v in rows.items() if 50 in v and 1000 in v]
-    if not comps:
-        return NOT_RUN, "no Table 4 record with 50 and 1000 covariance examples"
-    lower = sum(c.verdict == "lower" for _, c in comps)
-    verdict = FAILS if lower else HOLDS
-    return verdict, with_deciding(
-        f"50 per class significantly below 1000 per class in {lower} of {len(comps)} rows", comps, verdict, "lowest"
-    )
-
-
 _A1, _A2 = "§6.2, Table 1", "§6.2, Table 2"
 
 CLAIMS = (
@@ -253,7 +233,8 @@ CLAIMS = (
         "tabular",
         _A1,
         "In almost all settings, our method ranks first or second.",
-        "Ours (Iter) first or second by mean in at least 90 % of the rows run ('almost all')",
+        "Ours (Iter) first or second by mean in at least 21/24 of the rows run ('almost all' read as the paper's own "
+        "Table 1, where Ours (Iter) is first or second in 21 of 24 rows)",
         (TABLE1,),
         a_table1_first_or_second,
     ),
@@ -288,7 +269,8 @@ CLAIMS = (
         "CIFAR CvD",
         _A1,
         "However, on CIFAR-10 cat vs. dog, a more challenging task, it fails to yield comparable performance.",
-        "PL significantly below the best method in every CIFAR CvD row",
+        "PL significantly below the best method in every CIFAR CvD row. Needs a_table1's CIFAR CvD rows (CPU-hours "
+        "per seed on the JPEG copy, or a GPU)",
         (TABLE1,),
         a_table1_pl_fails_cifar,
     ),
@@ -310,7 +292,8 @@ CLAIMS = (
         "Shuttle, Dry Bean",
         _A2,
         "while PL and VAT sometimes underperform compared to standard supervised learning.",
-        "PL or VAT significantly below Sup. in some Covertype / Shuttle row",
+        "PL or VAT significantly below Sup. in some Covertype / Shuttle row (fails when both are significantly "
+        "above it in every row)",
         (TABLE2,),
         a_table2_pl_vat_below_sup,
     ),
@@ -322,7 +305,8 @@ CLAIMS = (
         _A2,
         "For Dry Beans and MNIST, although PL and VAT show strong performance, our methods achieve better or "
         "comparable accuracy to standard supervised learning.",
-        "neither Ours method significantly below Sup. in any Dry Bean / MNIST row",
+        "each Ours method's 95 % interval against Sup. above −0.5 point in every Dry Bean / MNIST row "
+        "(non-inferiority; 0.5 = the paper's own largest 'comparable' shortfall, MNIST Mild (1500))",
         (TABLE2,),
         a_table2_ours_not_below_sup,
     ),
@@ -334,10 +318,58 @@ CLAIMS = (
         _A2,
         "the data-free Ours (EC) method demonstrates highly competitive accuracy, matching or closely following "
         "the iterative optimization approach",
-        "Ours (EC) significantly above Ours (Iter) − 1 point in every row (fails where significantly more than 1 "
-        "below)",
+        "Ours (EC) significantly above Ours (Iter) − 1.1 point in every row (fails where significantly more than 1.1 "
+        "below; 1.1 = the paper's own largest 'closely following' gap, MNIST Sev. (500))",
         (TABLE2,),
         a_table2_ec_competitive,
+    ),
+    Claim(
+        "A-abs-match-T1",
+        "A",
+        "Table 1",
+        "tabular",
+        "Abstract; §1; §7",
+        "two practical SSL methods that empirically match or outperform existing approaches on binary and "
+        "multiclass benchmarks",
+        "binary (Table 1): Ours (Iter)'s 95 % interval against Sup., PNU, PL and VAT above −0.5 point in every row "
+        "(non-inferiority, 0.5 = the paper's own largest 'comparable' shortfall)",
+        (TABLE1,),
+        a_table1_match_or_beat,
+    ),
+    Claim(
+        "A-abs-match-T2",
+        "A",
+        "Table 2",
+        "Shuttle, Dry Bean",
+        "Abstract; §1; §7",
+        "two practical SSL methods that empirically match or outperform existing approaches on binary and "
+        "multiclass benchmarks",
+        "multiclass (Table 2): the better Ours method's 95 % interval against Sup., PL and VAT above −0.5 point in "
+        "every row (Covertype is not offline; MNIST rows need their committed runs)",
+        (TABLE2,),
+        a_table2_match_or_beat,
+    ),
+    Claim(
+        "A-T2-robust",
+        "A",
+        "Table 2",
+        "Shuttle, Dry Bean",
+        "§6.2.1",
+        "In summary, our methods are more robust than PL and VAT, which rely on distributional assumptions.",
+        "in every row where PL or VAT is significantly below Sup., both Ours methods significantly above it",
+        (TABLE2,),
+        a_table2_more_robust,
+    ),
+    Claim(
+        "A-T2-strong",
+        "A",
+        "Table 2",
+        "Shuttle, Dry Bean",
+        "§6.2.1",
+        "For Dry Beans and MNIST, although PL and VAT show strong performance",
+        "PL and VAT each significantly above Sup. in more than half of the Dry Bean / MNIST rows, below it in none",
+        (TABLE2,),
+        a_table2_pl_vat_strong,
     ),
     Claim(
         "A-F1-fall",
@@ -412,39 +444,19 @@ CLAIMS = (
         a_appendix_b_skewed_more,
     ),
     Claim(
-        "A-T4-sat",
+        "A-F1-num",
         "A",
-        "Table 4",
+        "Figure 1",
         "",
-        "App. D.2",
-        "performance is fairly stable once a modest number of covariance-estimation examples is available ... "
-        "and largely saturates around 20–50 examples per class.",
-        "accuracy with 50 examples per class not significantly below 1000 in any row",
-        (ABLATIONS,),
-        a_cov_size_saturates,
+        "§6.1",
+        "the PNU risk shows only marginal improvement (e.g., a ratio of 0.953 at n_U = 1,000), whereas the proposed "
+        "linear risk estimator still achieves a meaningful reduction (a ratio of 0.883)",
+        f"Gaussian, θ1 = 0.5, BCE, n_U = 1000: the 95 % Monte Carlo interval of each ratio minus the paper's within "
+        f"±{A_F1_MARGIN:.3f} (half the gap between the two numbers, so one cannot pass for the other)",
+        (FIGURE1,),
+        a_figure1_numbers,
     ),
-    Claim(
-        "A-NN-tab",
-        "A",
-        "Tables 6-10",
-        "Table 6 · binary tabular",
-        "App. D.4",
-        "Overall, the correction has a small effect on many tabular datasets.",
-        "the 95 % interval of NN on − NN off within ±1 point in more than half of the tabular rows (Tables 6, 8-10)",
-        (ABLATIONS,),
-        a_nn_small_on_tabular,
-    ),
-    Claim(
-        "A-NN-img",
-        "A",
-        "Tables 6-10",
-        "Table 7 · binary image",
-        "App. D.4",
-        "However, it is highly effective on image datasets with larger accuracy improvements.",
-        "NN on significantly above NN off in every image row (Tables 7-10)",
-        (ABLATIONS,),
-        a_nn_helps_images,
-    ),
+    *APPENDIX_CLAIMS,
 )
 
 #: Readings the paper leaves open that would change a verdict, but whose second reading has no records yet.

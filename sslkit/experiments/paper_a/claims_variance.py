@@ -10,6 +10,10 @@ from ..report.ledger import FAILS, HOLDS, NOT_RUN, OPEN, label, with_deciding
 from ..report.stats import compare_estimates, within
 
 SYMMETRIC_CLOSE = 0.01  # our reading of "nearly identical" variance ratios
+#: the two numbers §6.1 contrasts (θ1 = 0.5, BCE, n_U = 1000, the Gaussian panel): PNU/PN 0.953, lin(a*)/PN 0.883;
+#: a reproduction is read as within half their gap, so that one estimator's number cannot pass for the other's
+A_F1_NUMBERS = {"PNU": 0.953, "lin": 0.883}
+A_F1_MARGIN = (A_F1_NUMBERS["PNU"] - A_F1_NUMBERS["lin"]) / 2
 SAME_TRIALS = 1e-12  # relative: two ratios of the same trials this close are the same estimate
 
 
@@ -159,3 +163,22 @@ def a_appendix_b_skewed_more(records):
     return verdict, with_deciding(
         f"skewed significantly lower in {lower} of {len(comps)} (dataset, n_U)", comps, verdict, "weakest"
     )
+
+
+def a_figure1_numbers(records):
+    """§6.1: at θ1 = 0.5, BCE, n_U = 1000 the Gaussian panel's ratios are 0.953 (PNU) and 0.883 (lin(a*)): each
+    within ±:data:`A_F1_MARGIN` of the paper's (the 95 % interval of our Monte Carlo estimate minus the printed
+    number, :func:`~sslkit.experiments.report.stats.within`)."""
+    f = _ratios(records)
+    if f.empty:
+        return NOT_RUN, "no record"
+    f = f[(f["dataset"] == "gaussian") & (f["theta1"] == 0.5) & (f["loss"] == "bce") & (f["n_unlabeled"] == 1000)]
+    if f.empty:
+        return NOT_RUN, "no Gaussian θ1 = 0.5, BCE, n_U = 1000 record"
+    row, judged = f.iloc[0], []
+    for e, printed in A_F1_NUMBERS.items():
+        verdict, c = within(compare_estimates(*_estimate(row, e), printed, 0.0), None, A_F1_MARGIN)
+        judged.append((verdict, f"{e}/PN {row[f'{e}_ratio']:.3f} − {printed} {c.short(3)}"))
+    verdicts = [v for v, _ in judged]
+    verdict = FAILS if FAILS in verdicts else HOLDS if set(verdicts) == {HOLDS} else OPEN
+    return verdict, "; ".join(t for _, t in judged) + f" (margin ±{A_F1_MARGIN:.3f})"

@@ -81,6 +81,7 @@ GROUPS = {
         Group("CIFAR-10", TRADEOFF, ("paper",), {"protocol": ("paper_cifar10",)}, ("cifar10",)),
         Group("SVHN", status=OFFLINE, note="SVHN is not in the offline data folder"),
     ),
+    ("C", "Figure 2"): (Group("", TRADEOFF, ("cpu", "paper"), _MAIN, ("cifar10", "svhn"), note=CPU_NOTE),),
     ("C", "Figure 4 (f)"): (Group("", TRADEOFF, ("cpu", "paper"), _MAIN, ("cifar10",), note=CPU_NOTE),),
     ("C", "Figure 4 (g-h)"): (Group("", TRADEOFF, ("cpu", "paper"), _MAIN, ("cifar10",), note=CPU_NOTE),),
     ("C", "Figures 8-9 (App. G.3)"): (Group("", EXTENDED, ("cpu", "paper"), data=("cifar10",), note=CPU_NOTE),),

@@ -21,10 +21,20 @@ that a verdict does not depend on the claim's wording more than it must:
   deciding row with its difference, 95 % interval and p-value.
 * Rankings ("the highest", "first or second") are read off the means, as the papers' bold / underline are; the
   evidence adds how many methods are significantly above.
+* A claim holds only on a significant result in its direction (:func:`directed`), or, for "comparable",
+  "matches", "similar", when the 95 % interval lies within the margin (:func:`.stats.within`,
+  :func:`.stats.not_below`): a difference that is merely not significant is "not resolved", never "holds".
+  A claim against a number the paper prints (a speed-up, a loss) is the one-sample test on the per-seed values
+  (:func:`at_least`, :func:`at_most`; speed-ups are per-seed ratios, never a ratio of means).
+* A claim over several cells: :func:`all_of` ("in every row") and :func:`any_of` ("at some budget"); the readings
+  of an ambiguous protocol (two budgets, two weightings of a baseline, :class:`~..runs.experiment.Reading`) each
+  get their verdict and :func:`agree` gives one only when they agree. Records of different protocols or readings
+  are never pooled in one cell (:func:`reading_name`).
 
 Evidence levels. A claim is tested on the best evidence its first experiment has committed: the records of its
 paper-protocol scale when they exist, else those of its CPU stand-in (:data:`LEVELS`); the ledger's ``level``
-column says which.
+column says which (the kind of the scale's records, from the experiment's spec), and is empty for a claim that
+is "not run" (nothing committed is about it, even where its experiment has other records).
 """
 
 from __future__ import annotations
@@ -39,7 +49,7 @@ import pandas as pd
 
 from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, QUICK, STAND_IN
 from ..runs.store import load_results, repo_root
-from .stats import Comparison, compare
+from .stats import Comparison, compare, compare_to
 
 HOLDS, FAILS, OPEN, NOT_RUN = "holds", "does not hold", "not resolved", "not run"
 VERDICTS = (HOLDS, FAILS, OPEN, NOT_RUN)
@@ -160,6 +170,74 @@ def verdict_of(c: Comparison) -> str:
     return {"higher": HOLDS, "lower": FAILS}.get(c.verdict, OPEN)
 
 
+def directed(c: Comparison, good: str = "higher") -> str:
+    """The claim's verdict from one comparison whose ``good`` direction ("higher" / "lower") supports it: holds
+    on a significant result that way, does not hold on one the other way, else not resolved."""
+    if c.verdict == "not resolved":
+        return OPEN
+    return HOLDS if c.verdict == good else FAILS
+
+
+def at_least(values, floor: float) -> tuple[str, Comparison]:
+    """ "At least ``floor``" for per-seed ``values``: the one-sample test (:func:`.stats.compare_to`) -- holds when
+    the mean is significantly above ``floor``, does not hold when significantly below."""
+    c = compare_to(values, float(floor))
+    return directed(c, "higher"), c
+
+
+def at_most(values, ceiling: float) -> tuple[str, Comparison]:
+    """ "At most ``ceiling``": the mirror of :func:`at_least`."""
+    c = compare_to(values, float(ceiling))
+    return directed(c, "lower"), c
+
+
+def all_of(verdicts) -> str:
+    """ "In every cell": does not hold when some cell does not hold, holds when every cell holds, else not
+    resolved; "not run" cells are left out ("not run" when none is left)."""
+    vs = [v for v in verdicts if v != NOT_RUN]
+    if not vs:
+        return NOT_RUN
+    return FAILS if FAILS in vs else HOLDS if set(vs) == {HOLDS} else OPEN
+
+
+def any_of(verdicts) -> str:
+    """ "In some cell" (the dual of :func:`all_of`): holds when some cell holds, does not hold when every cell
+    does not hold, else not resolved."""
+    vs = [v for v in verdicts if v != NOT_RUN]
+    if not vs:
+        return NOT_RUN
+    return HOLDS if HOLDS in vs else FAILS if set(vs) == {FAILS} else OPEN
+
+
+def agree(results: dict) -> tuple[str, str]:
+    """``{reading: (verdict, text)}`` of the readings of an ambiguous protocol -> one verdict when the readings
+    that ran agree, else not resolved; the evidence gives each reading's verdict and text."""
+    ran = {k: v for k, v in results.items() if v[0] != NOT_RUN}
+    if not ran:
+        return NOT_RUN, " | ".join(t for _, t in results.values()) or "no record"
+    verdicts = {v for v, _ in ran.values()}
+    verdict = verdicts.pop() if len(verdicts) == 1 else OPEN
+    return verdict, " | ".join(f"{k}: {v} ({t})" for k, (v, t) in ran.items())
+
+
+def tally_verdicts(verdicts) -> str:
+    """E.g. ``"2 holds, 1 not resolved, 0 does not hold"``."""
+    verdicts = list(verdicts)
+    return ", ".join(f"{verdicts.count(v)} {v}" for v in (HOLDS, OPEN, FAILS))
+
+
+def reading_name(experiment, record) -> str:
+    """The name of the :class:`~..runs.experiment.Reading` of ``experiment``'s grid that ``record`` belongs to
+    ("" for the main grid), from the record's scale (every scale when the record names none): two readings'
+    records are never one cell of a claim."""
+    scales = [record["scale"]] if record.get("scale") in experiment.scales else list(experiment.scales)
+    for s in scales:
+        r = experiment.scales[s].reading_of(record["config"])
+        if r is not None:
+            return r.name
+    return ""
+
+
 # --------------------------------------------------------------------------------------------------- evaluating
 
 
@@ -230,6 +308,8 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
             continue
         records, sources, level = claim_records(c, root)
         verdict, evidence = c.fn(records) if records else evaluate(c, root)
+        if verdict == NOT_RUN:  # nothing committed is about this claim, whatever else its experiment holds
+            level = ""
         rows.append(
             {
                 "id": c.id,
@@ -258,6 +338,46 @@ def level_counts(table: pd.DataFrame) -> pd.DataFrame:
     counts = counts.reindex(order, fill_value=0)
     counts["total"] = counts.sum(axis=1)
     counts.index.name = "evidence level"
+    return counts
+
+
+def named_readings(records, experiment, keys, col: str = "method") -> list:
+    """``records`` with each record of a named reading of ``experiment``'s grid (:func:`reading_name`) renamed:
+    its ``config[col]`` becomes ``"<value> (<reading>)"`` and its config keeps only ``keys`` (the main grid's), so
+    that row builders written for the main grid take it as another method and never pool it with the main one."""
+    out = []
+    for r in records:
+        name = reading_name(experiment, r)
+        if name:
+            config = {k: v for k, v in r["config"].items() if k in keys}
+            r = {**r, "config": {**config, col: f"{config[col]} ({name})"}}
+        out.append(r)
+    return out
+
+
+def reading_views(rows, col: str = "method") -> dict:
+    """``{reading: rows}`` of rows built from :func:`named_readings` records: ``""`` holds the main grid's rows;
+    each reading's view holds its own rows under their main names (``"craig (r)"`` -> ``"craig"``) in place of the
+    main grid's rows of those names, and the main grid's other rows (the methods it shares)."""
+    split = [(r, *r[col].partition(" (")) for r in rows]
+    readings = sorted({w.rstrip(")") for _, _, _, w in split if w})
+    views = {"": [r for r, _, sep, _ in split if not sep]}
+    for w in readings:
+        own = [{**r, col: base} for r, base, sep, rest in split if sep and rest.rstrip(")") == w]
+        replaced = {r[col] for r in own}
+        views[w] = [r for r, _, sep, _ in split if not sep and r[col] not in replaced] + own
+    return views
+
+
+def paper_level_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Verdict counts of a :func:`ledger_table` per paper and evidence level ("—": not run, nothing committed is
+    about the claim): one row per (paper, level) that has claims, one column per verdict, and a total."""
+    levels = table["level"].replace("", "—")
+    counts = pd.crosstab([table["paper"], levels], table["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
+    order = {lv: i for i, lv in enumerate((*LEVELS, "—"))}
+    counts = counts.sort_index(key=lambda ix: ix.map(lambda v: order.get(v, -1) if v in order else v))
+    counts["total"] = counts.sum(axis=1)
+    counts.index.names = ["paper", "evidence level"]
     return counts
 
 

@@ -27,7 +27,8 @@ Two sides without any spread (every seed gives the same value) have ``se = 0``: 
 
 :func:`within` judges "A is close to B" claims: it holds when the whole 95 % interval of the difference lies
 within ``± margin``, does not hold when the interval lies wholly outside it, and is not resolved otherwise (the
-two one-sided tests at 2.5 %).
+two one-sided tests at 2.5 %). :func:`not_below` is its one-sided form for "A matches or beats B": holds when the
+whole interval lies above ``-margin``, does not hold when it lies wholly below.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ __all__ = [
     "compare_summaries",
     "compare_to",
     "format_p",
+    "not_below",
     "p_text",
     "within",
 ]
@@ -258,5 +260,23 @@ def within(a, b, margin: float, *, alpha: float = ALPHA) -> tuple[str, Compariso
     if -margin < lo and hi < margin:
         return "holds", c
     if lo >= margin or hi <= -margin:
+        return "does not hold", c
+    return OPEN, c
+
+
+def not_below(a, b, margin: float, *, alpha: float = ALPHA) -> tuple[str, Comparison]:
+    """Does ``a`` match or beat ``b`` (non-inferiority at ``margin``)? ``("holds" | "does not hold" | "not
+    resolved", comparison)``: holds when the whole (1 − alpha) interval of ``a − b`` lies above ``−margin``, does
+    not hold when it lies wholly below ``−margin``, not resolved otherwise (also with too few seeds) --
+    :func:`within`'s construction, one-sided. ``not_below(c, None, margin)`` judges a :class:`Comparison`."""
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin > 0:
+        raise ValueError(f"margin must be a positive number, got {margin!r}")
+    c = a if isinstance(a, Comparison) and b is None else compare(a, b, alpha=alpha)
+    lo, hi = c.ci
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return OPEN, c
+    if lo > -margin:
+        return "holds", c
+    if hi < -margin:
         return "does not hold", c
     return OPEN, c
