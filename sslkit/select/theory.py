@@ -152,7 +152,7 @@ def simplex_min_alpha_mmd2(K, alpha, *, penalty: float = 1e4) -> tuple[float, fl
     if w.sum() <= 0:
         w = np.full(n, 1.0 / n)
     w = w / w.sum()
-    value = weighted_alpha_mmd2(K, w, alpha)
+    value = max(weighted_alpha_mmd2(K, w, alpha), 0.0)  # a squared norm: clamp the rounding below 0
     grad = 2.0 * (K @ w - alpha * K.mean(axis=1))
     lower = value + float(grad.min() - grad @ w)
     return value, max(lower, 0.0), w
