@@ -6,8 +6,11 @@ its ``seed``.
 
 * :mod:`sslkit.select.kernel`: Gaussian kernel ``exp(-||x-y||^2 / sigma^2)`` (§6; the convention is
   explained there), :func:`median_bandwidth`, blockwise :func:`kernel_row_sums`.
-* :mod:`sslkit.select.mmd`: :func:`alpha_mmd2` (eq. (6)), :func:`mmd2` (eq. (4)),
-  :func:`alpha_mmd2_path`, :func:`theorem_5_6_bound` (eq. (9)).
+* :mod:`sslkit.select.mmd`: :func:`alpha_mmd2` (eq. (6)), :func:`mmd2` (eq. (4)), :func:`alpha_mmd2_path`.
+* :mod:`sslkit.select.theory`: the bounds of §5 and Apps. B-C: :func:`theorem_5_6_bound` (eq. (9)),
+  :func:`lemma_b1_bound`, :func:`lemma_b2_bound` (eq. (10)), :func:`affine_minimiser` (eq. (11)),
+  :func:`simplex_min_alpha_mmd2` (Lemma B.2's ``M_alpha^2``), :func:`weighted_alpha_mmd2` (App. A.1),
+  :func:`theorem_5_4_bound`.
 * :mod:`sslkit.select.herding`: :class:`GKHR` (Algorithm 1, RDSS) and :class:`GKH` (Algorithm 2).
 * :mod:`sslkit.select.baselines`: :class:`RandomSelector`, :class:`StratifiedSelector` (label oracle),
   :class:`KMeansSelector`, :class:`USLSelector`, :class:`ActiveFTSelector`.
@@ -24,8 +27,17 @@ from sslkit.select.baselines import (
 )
 from sslkit.select.herding import GKH, GKHR, auto_alpha
 from sslkit.select.kernel import gaussian_kernel, kernel_row_sums, median_bandwidth
-from sslkit.select.mmd import alpha_mmd2, alpha_mmd2_path, mmd2, theorem_5_6_bound
+from sslkit.select.mmd import alpha_mmd2, alpha_mmd2_path, mmd2
 from sslkit.select.registry import SELECTORS, make_selector
+from sslkit.select.theory import (
+    affine_minimiser,
+    lemma_b1_bound,
+    lemma_b2_bound,
+    simplex_min_alpha_mmd2,
+    theorem_5_4_bound,
+    theorem_5_6_bound,
+    weighted_alpha_mmd2,
+)
 
 __all__ = [
     "GKHR",
@@ -44,6 +56,12 @@ __all__ = [
     "mmd2",
     "alpha_mmd2_path",
     "theorem_5_6_bound",
+    "lemma_b1_bound",
+    "lemma_b2_bound",
+    "affine_minimiser",
+    "simplex_min_alpha_mmd2",
+    "weighted_alpha_mmd2",
+    "theorem_5_4_bound",
     "SELECTORS",
     "make_selector",
 ]

@@ -1,4 +1,4 @@
-"""alpha-MMD (paper B eq. (6)), plain MMD (eq. (4)) and the Theorem 5.6 bound; blockwise, never n x n.
+"""alpha-MMD (paper B eq. (6)) and plain MMD (eq. (4)), blockwise, never n x n (the bounds: :mod:`.theory`).
 
 For a selection ``I`` of size ``m`` (a multiset: repeated indices count repeatedly, as GKH's output
 needs) of ``X_n`` the exact quantity of eq. (6), second line, is
@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from sslkit._checks import check_real
 from sslkit.device import resolve_device
 from sslkit.select.kernel import (
     DEFAULT_BLOCK_SIZE,
@@ -38,7 +37,7 @@ from sslkit.select.kernel import (
     symmetric_row_sums,
 )
 
-__all__ = ["alpha_mmd2", "mmd2", "alpha_mmd2_path", "theorem_5_6_bound"]
+__all__ = ["alpha_mmd2", "mmd2", "alpha_mmd2_path"]
 
 
 def _check_indices(indices, n: int) -> np.ndarray:
@@ -109,8 +108,8 @@ def alpha_mmd2_path(
 ) -> np.ndarray:
     """alpha-MMD^2 of every prefix: entry ``p - 1`` is ``alpha_mmd2(X, indices[:p], alpha, bandwidth)``.
 
-    For drawing a selection run against Theorem 5.6's bound (:func:`theorem_5_6_bound`). One pass over
-    the ``m x m`` kernel of the selection by row tiles (memory ``O(block_size * m)``), plus ``mu``.
+    For drawing a selection run against Theorem 5.6's bound (:func:`sslkit.select.theory.theorem_5_6_bound`).
+    One pass over the ``m x m`` kernel of the selection by row tiles (memory ``O(block_size * m)``), plus ``mu``.
     """
     alpha = check_alpha(alpha)
     Z, idx, mu, block_size, dev = _prepare(X, indices, bandwidth, mu, block_size, device)
@@ -130,24 +129,3 @@ def alpha_mmd2_path(
     p = torch.arange(1, m + 1, dtype=torch.float64, device=dev)
     kbar = mu.mean()
     return (alpha * alpha * kbar + quad / (p * p) - 2.0 * alpha * lin / p).cpu().numpy()
-
-
-def theorem_5_6_bound(m, alpha, mean_kernel, *, max_diag: float = 1.0):
-    """Right-hand side of paper B Theorem 5.6 (eq. (9)): ``C_alpha^2 + B (2 + log m) / (m + 1)``.
-
-    ``C_alpha^2 = (1 - alpha)^2 K-bar`` with ``K-bar = mean_kernel = sum_{i,j} k(x_i,x_j) / n^2`` (Lemma
-    B.6; ``mean(mu)``), ``B = 2 K`` with ``K = max_x k(x, x) = max_diag`` (1 for the Gaussian kernel),
-    ``log`` natural (Lemma B.1, from Pronzato). Valid under Assumption 5.5 for every ``m >= 1``.
-    ``m`` may be an array (the bound along a run).
-    """
-    alpha = check_alpha(alpha)
-    m = np.asarray(m)
-    if m.dtype.kind not in "iu":
-        raise TypeError(f"m must be an integer budget (or an array of them), got dtype {m.dtype}")
-    m = m.astype(np.float64)
-    if np.any(m < 1):
-        raise ValueError("m must be >= 1")
-    mean_kernel = check_real(mean_kernel, "mean_kernel", low=0.0)
-    B = 2.0 * check_real(max_diag, "max_diag", low=0.0, low_open=True)
-    bound = (1.0 - alpha) ** 2 * float(mean_kernel) + B * (2.0 + np.log(m)) / (m + 1.0)
-    return float(bound) if bound.ndim == 0 else bound

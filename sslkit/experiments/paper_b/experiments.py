@@ -23,6 +23,11 @@ from . import ssl as L
 
 # --- Figures 2-3: the selection experiments on synthetic data -----------------------------------------------
 
+#: Figure 2's second reading of "the alpha is set by m/n" (App. D.1): alpha = m/n literally, beside the main
+#: grid's alpha = 1 - 1/sqrt(m) (§7.1's rule)
+FIGURE2_ALPHA_MN = "alpha = m/n"
+FIGURE2_MN_NOTE = "App. D.1 read literally: alpha = m/n (0.01 to 0.2), far below §6's interval [1 - 1/sqrt(m), 1)"
+
 FIGURE2 = Experiment(
     name="b_figure2",
     paper="B",
@@ -30,7 +35,15 @@ FIGURE2 = Experiment(
     title="Figure 2 (App. D.1): GKHR against GKH on the toy distributions",
     run=S.figure2_run,
     scales={
-        scale: Scale(kind, lambda scale=scale: S.figure2_grid(scale)[0], tuple(S.figure2_grid(scale)[1]), "synthetic")
+        scale: Scale(
+            kind,
+            lambda scale=scale: S.figure2_grid(scale)[0],
+            tuple(S.figure2_grid(scale)[1]),
+            "synthetic",
+            readings=(
+                Reading(FIGURE2_ALPHA_MN, lambda scale=scale: S.figure2_alpha_grid(scale), note=FIGURE2_MN_NOTE),
+            ),
+        )
         for scale, kind in (("quick", QUICK), ("paper", PAPER_PROTOCOL))
     },
     version=S.PROTOCOL_VERSION,

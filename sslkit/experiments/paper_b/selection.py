@@ -31,8 +31,11 @@ __all__ = [
     "FIGURE2_M_FRACTIONS",
     "FIGURE2_RUNS",
     "FIGURE2_CLAIM",
+    "FIGURE2_ALPHA_RULES",
     "figure2_m",
+    "figure2_alpha",
     "figure2_grid",
+    "figure2_alpha_grid",
     "figure2_run",
     "FIGURE3_SELECTORS",
     "figure3_data",
@@ -73,6 +76,11 @@ FIGURE2_CLAIM = (
 )
 
 
+#: The two readings of App. D.1's "the alpha is set by m/n": §7.1's budget rule ``alpha = 1 - 1/sqrt(m)`` (the
+#: main grid) and the literal ``alpha = m/n`` (a named reading of the grid, config ``alpha_rule = "m/n"``).
+FIGURE2_ALPHA_RULES = ("1-1/sqrt(m)", "m/n")
+
+
 def figure2_m(n: int, fraction: float) -> int:
     """The budget ``m = round(fraction * n)`` (at least 1) of one Figure 2 point."""
     n = check_count(n, "n", allow_zero=False)
@@ -98,23 +106,46 @@ def figure2_grid(scale: str) -> tuple:
     return grid, list(range(FIGURE2_RUNS if scale == "paper" else 3))
 
 
-def figure2_run(distribution: str, n: int, fraction: float, seed: int, *, device="cpu") -> dict:
+def figure2_alpha(rule: str, m: int, n: int) -> float:
+    """The trade-off of one Figure 2 point under ``rule`` (one of :data:`FIGURE2_ALPHA_RULES`):
+    ``"1-1/sqrt(m)"`` gives :func:`sslkit.select.auto_alpha` (§7.1), ``"m/n"`` gives ``m / n`` (App. D.1 read
+    literally)."""
+    from sslkit.select import auto_alpha
+
+    if rule not in FIGURE2_ALPHA_RULES:
+        raise ValueError(f"alpha_rule must be one of {FIGURE2_ALPHA_RULES}, got {rule!r}")
+    m, n = check_count(m, "m", allow_zero=False), check_count(n, "n", allow_zero=False)
+    if m > n:
+        raise ValueError(f"m = {m} exceeds n = {n}")
+    return auto_alpha(m) if rule == "1-1/sqrt(m)" else m / n
+
+
+def figure2_alpha_grid(scale: str) -> list:
+    """The configurations of the reading ``alpha = m/n`` at ``scale``: the main grid's
+    (:func:`figure2_grid`), each with ``alpha_rule = "m/n"`` (so none is a main-grid configuration)."""
+    return [{**c, "alpha_rule": "m/n"} for c in figure2_grid(scale)[0]]
+
+
+def figure2_run(
+    distribution: str, n: int, fraction: float, seed: int, *, alpha_rule: str = "1-1/sqrt(m)", device="cpu"
+) -> dict:
     """One run of Figure 2: draw ``n`` points of ``distribution`` (App. D.1) with ``seed``, select
     ``m = figure2_m(n, fraction)`` points with GKHR and with GKH, and compare their alpha-MMD^2.
 
-    ``alpha = 1 - 1/sqrt(m)`` (§7.1's rule: "the alpha is set by m/n" in App. D.1 is read as "alpha follows
-    the budget"); the bandwidth is the median heuristic of the drawn data (§6), the same for both
+    ``alpha = figure2_alpha(alpha_rule, m, n)``: by default §7.1's ``1 - 1/sqrt(m)`` ("the alpha is set by
+    m/n" in App. D.1 read as "alpha follows the budget"), or, with ``alpha_rule="m/n"``, the literal
+    ``alpha = m/n``; the bandwidth is the median heuristic of the drawn data (§6), the same for both
     selectors. Returns ``D = (D1 - D2)/(D1 + D2)`` (negative: GKHR better), ``D1``, ``D2``, GKH's number of
     distinct picks, ``m``, ``alpha``, the bandwidth and both selectors' seconds.
     """
     from sslkit.data import rdss_toy_distribution
-    from sslkit.select import GKH, GKHR, alpha_mmd2, auto_alpha, median_bandwidth
+    from sslkit.select import GKH, GKHR, alpha_mmd2, median_bandwidth
 
     seed = check_seed(seed)
     m = figure2_m(n, fraction)
+    alpha = figure2_alpha(alpha_rule, m, n)
     X, _ = rdss_toy_distribution(distribution, n, seed=seed)
     bandwidth = median_bandwidth(X, seed=seed, device=device)
-    alpha = auto_alpha(m)
     gkhr = GKHR(m, alpha=alpha, bandwidth=bandwidth, device=device).fit(X)
     gkh = GKH(m, alpha=alpha, bandwidth=bandwidth, device=device).fit(X)
     d1 = alpha_mmd2(X, gkhr.indices_, alpha, bandwidth, mu=gkhr.mu_, device=device)
