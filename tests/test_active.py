@@ -415,7 +415,7 @@ def test_tod_is_the_l2_distance_of_the_two_models_softmax_outputs():
 
 
 def test_active_learning_loop_bookkeeping():
-    from sslkit.experiments.paper_b_active import active_learning_loop
+    from sslkit.experiments.paper_b.active import active_learning_loop
 
     seen = []
 
@@ -440,7 +440,8 @@ def test_active_learning_loop_bookkeeping():
 
 
 def test_table2_and_table3_run_end_to_end_on_a_tiny_protocol():
-    from sslkit.experiments.paper_b_active import TABLE2_PROTOCOLS, TABLE3_PROTOCOLS, table2_run, table3_run
+    from sslkit.experiments.paper_b.active import TABLE2_PROTOCOLS, table2_run
+    from sslkit.experiments.paper_b.ssal import TABLE3_PROTOCOLS, table3_run
 
     p2 = {
         **TABLE2_PROTOCOLS["quick"],
@@ -461,20 +462,22 @@ def test_table2_and_table3_run_end_to_end_on_a_tiny_protocol():
 
 
 def test_experiment_inputs_are_checked_and_budgets_follow_the_protocol():
-    from sslkit.experiments.paper_b_active import (
-        PAPER_TABLE2_B,
-        PAPER_TABLE3_B,
-        PAPER_TABLE6_B,
-        table2_budgets,
-        table2_run,
-        table3_run,
-    )
+    from sslkit.experiments.paper_b.active import PAPER_TABLE2_B, table2_budgets, table2_run
+    from sslkit.experiments.paper_b.ssal import PAPER_TABLE3_B, PAPER_TABLE6_B, table3_run, table6_run
 
     assert table2_budgets("paper") == [5000, 7500, 10000] and table2_budgets("cpu") == [60, 90, 120]
     with pytest.raises(ValueError, match="method must be one of"):
         table2_run("BALD", 0, protocol="quick")
     with pytest.raises(ValueError, match="protocol must be one of"):
         table3_run("RDSS", "FlexMatch", 0, protocol="huge")
+    with pytest.raises(ValueError, match="Table 2's CPU pool"):
+        table6_run("cifar10", 0, algorithm="FlexMatch", selector="RDSS", m=40)
+    with pytest.raises(ValueError, match="40 rows"):
+        table6_run("digits", 0, algorithm="FlexMatch", selector="RDSS", m=100)
+    with pytest.raises(ValueError, match="selector must be"):
+        table6_run("digits", 0, algorithm="FlexMatch", selector="USL", m=40)
+    with pytest.raises(ValueError, match="quick protocol on digits"):
+        table6_run("mnist", 0, method="CoreSet")
     # the paper's numbers as printed: Table 2's AL cells are Table 6's cells at the same budget
     t6 = {(r["method"], r["dataset"], r["budget"]): r["acc"] for r in PAPER_TABLE6_B}
     assert all(t6[k] == v for k, v in PAPER_TABLE2_B.items() if k[0] in ("CoreSet", "VAAL", "LearnLoss", "MCDAL"))

@@ -5,7 +5,8 @@ Layers, bottom to top; a module may import from its own layer and the layers bel
 0. the bottom: each paper's mathematics -- ``risk`` (A), ``select`` (B), ``coreset`` (C) -- and ``data``,
    ``models``, ``features``, the shared checks ``_checks``, ``device`` and ``seeding``; the three papers'
    mathematics are independent of each other (none of ``risk``, ``select``, ``coreset`` imports another);
-1. ``algorithms`` (losses only);
+1. ``algorithms`` (losses only) and ``active`` (the active-learning selections of paper B's baselines, with the
+   training losses two of them need);
 2. ``engine`` and ``callbacks`` (the one loop and its callbacks);
 3. ``experiments``;
 4. ``cli``.
@@ -30,6 +31,7 @@ LAYERS = {
     "models": 0,
     "features": 0,
     "algorithms": 1,
+    "active": 1,
     "engine": 2,
     "callbacks": 2,
     "experiments": 3,

@@ -20,7 +20,7 @@ takes the trained model(s) and the unlabeled pool (VAAL: the labeled and unlabel
 labeled inputs) and sets ``indices_`` -- int64 rows of the unlabeled pool, best first, on the model's /
 input's device -- and, for score-based methods, ``scores_``. Tensors in, tensors out, any device. The
 training of the models (the AL loop) is not here: it sits above the engine, in
-:mod:`sslkit.experiments.paper_b_active`.
+:mod:`sslkit.experiments.paper_b.active` (Table 2) and :mod:`sslkit.experiments.paper_b.ssal` (Tables 3, 6).
 """
 
 from sslkit.active.cbssal import CBSSAL, inconsistency

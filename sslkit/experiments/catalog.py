@@ -30,6 +30,7 @@ from .paper_a import claims as a_claims
 from .paper_a import experiments as a_experiments
 from .paper_a import scorecard as a_scorecard
 from .paper_b import claims as b_claims
+from .paper_b import claims_active as b_claims_active
 from .paper_b import experiments as b_experiments
 from .paper_b import scorecard as b_scorecard
 from .paper_c import claims as c_claims
@@ -42,7 +43,7 @@ from .runs.hardware import hardware_summary
 from .runs.runner import run_grid
 
 EXPERIMENTS: tuple = a_experiments.EXPERIMENTS + b_experiments.EXPERIMENTS + c_experiments.EXPERIMENTS
-CLAIMS: tuple = a_claims.CLAIMS + b_claims.CLAIMS + c_claims.CLAIMS
+CLAIMS: tuple = a_claims.CLAIMS + b_claims.CLAIMS + b_claims_active.CLAIMS + c_claims.CLAIMS
 OPEN_ITEMS: tuple = a_claims.OPEN_ITEMS + b_claims.OPEN_ITEMS + c_claims.OPEN_ITEMS
 GROUPS: dict = {**a_scorecard.GROUPS, **b_scorecard.GROUPS, **c_scorecard.GROUPS}
 NOT_REPRODUCED: tuple = a_scorecard.NOT_REPRODUCED + b_scorecard.NOT_REPRODUCED + c_scorecard.NOT_REPRODUCED

@@ -1,7 +1,8 @@
 """Paper B's experiments, one :class:`~sslkit.experiments.runs.experiment.Experiment` per results folder (the
 catalog, :mod:`sslkit.experiments.catalog`, collects them). Where a scale changes the paper's data, learner or
 budget it is a CPU stand-in, and ``data`` says what it reads (scikit-learn's digits for Table 4's proxy, the
-lossless 4 000-image CIFAR-10 subset for the MLP heads, synthetic features for the timings)."""
+lossless 4 000-image CIFAR-10 subset for the MLP heads, MNIST for the active-learning loop, synthetic features for
+the timings)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from ..runs.experiment import (
     Scale,
 )
 from ..runs.replay import KERNEL_SUMS, MEASURED
+from . import active as A
 from . import runs as R
 from . import selection as S
+from . import ssal as SA
 from . import ssl as L
 
 # --- Figures 2-3: the selection experiments on synthetic data -----------------------------------------------
@@ -275,4 +278,125 @@ TABLE5 = Experiment(
     pick_by=("part",),
 )
 
-EXPERIMENTS = (FIGURE2, FIGURE3, TABLE1, PROXY, TABLE4_HEAD, TABLE4_SSL, TABLE5)
+# --- Tables 2, 3, 6 (§7.3, App. D.5-D.6): RDSS against active learning and semi-supervised active learning ------
+
+WHOLE_READING = "the whole pool"
+_AL_SEEDS = {"quick": (0, 1), "cpu": range(5), "paper": range(3)}
+_AL_DATA = {"quick": "digits", "cpu": "mnist", "paper": "cifar10"}
+_AL_NOTE = (
+    "MNIST (pool: the first 10 000 training images; test: all 10 000) and paper A's LeNet trained from scratch "
+    "at lr 0.01, budgets 60 -> 90 -> 120 (the paper's ratio 1 : 1.5 : 2), RDSS on 50 principal components of the "
+    "pixels, a smaller VAAL; not ResNet-18 on CIFAR-10 at 5 000 -> 7 500 -> 10 000"
+)
+
+
+def _al_scale(scale: str, kind: str) -> Scale:
+    return Scale(
+        kind,
+        lambda scale=scale: A.table2_grid(scale),
+        _AL_SEEDS[scale],
+        _AL_DATA[scale],
+        readings=(
+            Reading(
+                WHOLE_READING,
+                lambda scale=scale: A.table2_grid(scale, (A.WHOLE,)),
+                note="the paper's last row: the model trained on every pool image (the upper bound, not a selection)",
+            ),
+        ),
+        threads=None if scale == "paper" else 1,
+        gpu=scale == "paper",
+        note=_AL_NOTE if kind == STAND_IN else "",
+    )
+
+
+TABLE2 = Experiment(
+    name="b_table2",
+    paper="B",
+    notebook="b_table2",
+    title="Table 2 (§7.3, App. D.5): SL + RDSS against CoreSet, VAAL, LearnLoss and MCDAL",
+    run=A.table2_run,
+    scales={s: _al_scale(s, k) for s, k in (("quick", QUICK), ("cpu", STAND_IN), ("paper", PAPER_PROTOCOL))},
+    version=A.PROTOCOL_VERSION,
+    replay_note="a LeNet trained by SGD from scratch in every AL round, each round's pick made by that model",
+    pick_by=("method",),
+    by_seed=True,
+)
+
+_SSAL_SEEDS = {"quick": (0, 1), "cpu": range(10), "paper": range(3)}
+_SSAL_DATA = {"quick": "digits", "cpu": "cifar10/lossless", "paper": "cifar10"}
+TABLE3 = Experiment(
+    name="b_table3",
+    paper="B",
+    notebook="b_table3",
+    title="Table 3 (§7.3): RDSS against CoreSetSSL, MMA, CBSSAL and TOD-Semi at 40 labels (20 random + 20 selected)",
+    run=SA.table3_run,
+    scales={
+        s: Scale(
+            k,
+            lambda s=s: SA.table3_grid(s),
+            _SSAL_SEEDS[s],
+            _SSAL_DATA[s],
+            threads=None if s == "paper" else 1,
+            gpu=s == "paper",
+            note="Table 1's CPU stand-in: an MLP head on frozen EfficientNet-Lite0 features of the lossless CIFAR-10 "
+            "subset (4 000 pool / 1 000 test images), 300 SGD steps; not WRN-28-2 for 2^20 steps on 50 000 images"
+            if k == STAND_IN
+            else "",
+        )
+        for s, k in (("quick", QUICK), ("cpu", STAND_IN), ("paper", PAPER_PROTOCOL))
+    },
+    version=A.PROTOCOL_VERSION,
+    replay_note="SSL heads trained by SGD, and the SSAL picks made by the first one",
+    pick_by=("method",),
+    by_seed=True,
+)
+
+
+def table6_configs(dataset: str, al_methods=()) -> list[dict]:
+    """SSL with 40 labels (RDSS or Random) on ``dataset``, then the AL runs of ``al_methods`` (quick scale)."""
+    ssl = [
+        {"dataset": dataset, "algorithm": a, "selector": s, "m": SA.TABLE6_BUDGET}
+        for a in SA.SSL_ALGORITHMS
+        for s in ("RDSS", "Random")
+    ]
+    return ssl + [{"dataset": dataset, "method": m} for m in al_methods]
+
+
+TABLE6 = Experiment(
+    name="b_table6",
+    paper="B",
+    notebook="b_table6",
+    title="Table 6 and Figures 4-5 (App. D.6): SSL + RDSS with 40 labels beside the AL runs of Table 2",
+    run=SA.table6_run,
+    scales={
+        "quick": Scale(QUICK, lambda: table6_configs("digits", ("CoreSet", "MCDAL")), (0, 1), "digits", threads=1),
+        "cpu": Scale(
+            STAND_IN,
+            lambda: table6_configs("mnist"),
+            range(5),
+            "mnist",
+            threads=1,
+            note="FlexMatch / FreeMatch as an MLP head on 50 principal components of MNIST's pixels (Table 1's head "
+            "protocol) on Table 2's CPU pool, beside its LeNet AL runs; not WRN-28-2 on CIFAR-10",
+        ),
+        "paper": Scale(
+            PAPER_PROTOCOL,
+            lambda: [
+                {"dataset": "CIFAR-10", "extractor": "clip_vit_b32", "selector": s, "algorithm": a, "m": 40}
+                for a in SA.SSL_ALGORITHMS
+                for s in ("RDSS", "Random")
+            ],
+            range(5),
+            "cifar10",
+            run=R.table1_paper_run,
+            gpu=True,
+            note="Table 1's paper protocol at 40 CIFAR-10 labels (the SSL cells of Table 6)",
+        ),
+    },
+    version=A.PROTOCOL_VERSION,
+    replay_note="SSL heads trained by SGD",
+    pick_by=("selector",),
+    uses=("b_table2",),
+)
+
+EXPERIMENTS = (FIGURE2, FIGURE3, TABLE1, TABLE2, TABLE3, PROXY, TABLE4_HEAD, TABLE4_SSL, TABLE5, TABLE6)

@@ -1,22 +1,18 @@
-"""Paper B §7.3 and App. D.5-D.6: RDSS against active learning (Table 2) and semi-supervised active learning
-(Table 3), and the numbers the paper compiles from the AL / SSAL papers (Table 6, Figures 4-5).
+"""Paper B §7.3 and App. D.5: RDSS against active learning under supervised learning (Table 2), and the one
+active-learning loop.
 
-* :func:`active_learning_loop` -- the one AL loop (train -> select a batch -> retrain), for any training
-  function and any selection; the experiments below plug the engine's :class:`~sslkit.engine.Trainer` into it.
-* Table 2 (:func:`table2_run`): AL under supervised learning. An initial random labeled set, then
-  ``cycles`` rounds of "train from scratch, let the method pick ``step`` more, retrain"; the methods are
-  :mod:`sslkit.active`'s CoreSet, VAAL, LearnLoss and MCDAL and a Random baseline; "SL+RDSS" trains the same
-  supervised model on RDSS's selection of each budget (made before any training, on model-free features).
-* Table 3 (:func:`table3_run`): SSAL inside FlexMatch / FreeMatch at 40 labels = 20 random + 20 selected:
-  the SSL model trained on the 20 random labels picks 20 more (CoreSetSSL, MMA, CBSSAL, TOD-Semi), then the
-  SSL model is retrained from scratch on the 40; Random adds 20 random, Stratified and RDSS select all 40
-  before training.
-* :data:`PAPER_TABLE2_B`, :data:`PAPER_TABLE3_B`, :data:`PAPER_TABLE6_B`: the paper's numbers
-  (:mod:`sslkit.experiments.paper_numbers`).
+* :func:`active_learning_loop` -- the AL loop (train -> select a batch -> retrain), for any training function
+  and any selection; :func:`table2_run` plugs the engine's :class:`~sslkit.engine.Trainer`
+  (:func:`train_supervised`) into it.
+* Table 2 (:func:`table2_run`): an initial random labeled set, then ``cycles`` rounds of "train from scratch,
+  let the method pick ``step`` more, retrain"; the methods are :mod:`sslkit.active`'s CoreSet, VAAL, LearnLoss
+  and MCDAL and a Random baseline; "SL+RDSS" trains the same supervised model on RDSS's selection of each
+  budget (made before any training, on model-free features); "Whole dataset" trains on the whole pool.
+* :data:`PAPER_TABLE2_B`: the paper's numbers (:mod:`sslkit.experiments.paper_numbers`).
 
-Protocols (:data:`TABLE2_PROTOCOLS`, :data:`TABLE3_PROTOCOLS`): ``"paper"`` (CIFAR-10, ResNet-18 / WRN-28-2,
-the paper's training; a GPU), ``"cpu"`` (a CPU stand-in that is a real experiment, stated in each protocol)
-and ``"quick"`` (scikit-learn's digits, minutes, no data directory).
+Protocols (:data:`TABLE2_PROTOCOLS`): ``"paper"`` (CIFAR-10, ResNet-18, the paper's training; a GPU), ``"cpu"``
+(a CPU stand-in that is a real experiment, stated in the protocol) and ``"quick"`` (scikit-learn's digits,
+minutes, no data directory). Semi-supervised active learning (Table 3) is :mod:`.ssal`.
 """
 
 from __future__ import annotations
@@ -27,53 +23,23 @@ import time
 import numpy as np
 
 from sslkit._checks import check_count, check_seed
-from sslkit.experiments.paper_b_ssl import HEAD_PROTOCOL, USB_PROTOCOL, select_indices, table1_data, train_ssl
 from sslkit.experiments.paper_numbers import load as load_paper_numbers
 
-__all__ = [
-    "PROTOCOL_VERSION",
-    "TABLE2_METHODS",
-    "TABLE3_METHODS",
-    "SSAL_METHODS",
-    "TABLE2_PROTOCOLS",
-    "TABLE3_PROTOCOLS",
-    "PAPER_TABLE2_B",
-    "PAPER_TABLE3_B",
-    "PAPER_TABLE6_B",
-    "active_learning_loop",
-    "table2_budgets",
-    "table2_data",
-    "train_supervised",
-    "table2_grid",
-    "table2_run",
-    "table3_grid",
-    "table3_data",
-    "table3_run",
-]
+from .ssl import select_indices
 
-#: Protocol version of the records of :func:`table2_run` / :func:`table3_run` (see paper_b_ssl's).
+#: Protocol version of the records of :func:`table2_run` and of :mod:`.ssal`'s runs.
 PROTOCOL_VERSION = 1
 
 #: Table 2's rows: the four AL methods, a Random baseline (not in the paper's table) and SL + RDSS;
 #: "Whole dataset" (the paper's last row) trains on the whole pool.
 TABLE2_METHODS = ("Random", "CoreSet", "VAAL", "LearnLoss", "MCDAL", "SL+RDSS")
-#: Table 3's rows.
-TABLE3_METHODS = ("Stratified", "Random", "CoreSetSSL", "MMA", "CBSSAL", "TOD-Semi", "RDSS")
-#: The model-based SSAL selections of Table 3 (the others are model-free).
-SSAL_METHODS = ("CoreSetSSL", "MMA", "CBSSAL", "TOD-Semi")
-
-# --------------------------------------------------------------------------------------------------
-# the paper's numbers
-# --------------------------------------------------------------------------------------------------
+#: The AL methods of Table 2 (the rows the paper compares SL + RDSS with).
+AL_METHODS = ("CoreSet", "VAAL", "LearnLoss", "MCDAL")
+WHOLE = "Whole dataset"
 
 #: ``{(method, dataset, budget): accuracy %}``: paper B Table 2 (single numbers; "Whole Dataset" with the
 #: budget 50 000, the whole CIFAR training set).
 PAPER_TABLE2_B = {(r["method"], r["dataset"], r["budget"]): r["acc"] for r in load_paper_numbers("b_table2")}
-#: ``{(method, algorithm): accuracy %}``: paper B Table 3 (CIFAR-10, 40 labels).
-PAPER_TABLE3_B = {(r["method"], r["algorithm"]): r["acc"] for r in load_paper_numbers("b_table3")}
-#: Paper B Table 6 (App. D.6, the numbers of Figures 4-5, compiled from [7], [11], [16]): one dict per
-#: printed cell, ``paradigm`` ("AL", "SSAL", "SSL"), ``method``, ``dataset``, ``budget``, ``acc``.
-PAPER_TABLE6_B = load_paper_numbers("b_table6")
 
 # --------------------------------------------------------------------------------------------------
 # the AL loop
@@ -197,7 +163,7 @@ TABLE2_PROTOCOLS = {
 }
 
 
-def _protocol(protocol, table: dict) -> dict:
+def resolve_protocol(protocol, table: dict) -> dict:
     if isinstance(protocol, str):
         if protocol not in table:
             raise ValueError(f"protocol must be one of {tuple(table)} or a dict, got {protocol!r}")
@@ -209,7 +175,7 @@ def _protocol(protocol, table: dict) -> dict:
 
 def table2_budgets(protocol="cpu") -> list[int]:
     """The labeled-set sizes a Table 2 run reports: ``initial + k * step`` for k = 0 .. cycles."""
-    p = _protocol(protocol, TABLE2_PROTOCOLS)
+    p = resolve_protocol(protocol, TABLE2_PROTOCOLS)
     return [p["initial"] + k * p["step"] for k in range(p["cycles"] + 1)]
 
 
@@ -228,7 +194,7 @@ def table2_data(protocol="cpu", *, data_root=None):
 
     from sslkit.data import image_stats, images_to_tensor, load_dataset
 
-    p = _protocol(protocol, TABLE2_PROTOCOLS)
+    p = resolve_protocol(protocol, TABLE2_PROTOCOLS)
     key = (p["dataset"], p["n_pool"], p["n_test"], p["rdss_features"], str(data_root))
     if key in _DATA2:
         return _DATA2[key]
@@ -328,7 +294,7 @@ def train_supervised(
     from sslkit.engine import Trainer
     from sslkit.seeding import seed_everything
 
-    p = _protocol(protocol, TABLE2_PROTOCOLS)
+    p = resolve_protocol(protocol, TABLE2_PROTOCOLS)
     labeled = np.asarray(labeled, dtype=np.int64)
     view = {"augment": p["augment"], "mean": mean, "std": std}
     seed_everything(check_seed(seed))
@@ -390,16 +356,10 @@ def _train_memo(key, fn):
     return _TRAIN_MEMO[key]
 
 
-def table2_grid(protocol: str = "cpu") -> list[dict]:
-    """The configs of a Table 2 grid for :func:`~sslkit.experiments.run_grid` (``fn(protocol, method, seed)``):
-    every method of :data:`TABLE2_METHODS` ("Whole dataset" is run separately: it is costly)."""
-    return [{"protocol": protocol, "method": m} for m in TABLE2_METHODS]
-
-
-def table3_grid(protocol: str = "cpu", algorithms=("FlexMatch", "FreeMatch")) -> list[dict]:
-    """The configs of a Table 3 grid (``fn(protocol, algorithm, method, seed)``), algorithm-major so that the
-    first-stage SSL model of a (seed, algorithm) is trained once for the four SSAL methods."""
-    return [{"protocol": protocol, "algorithm": a, "method": m} for a in algorithms for m in TABLE3_METHODS]
+def table2_grid(protocol: str = "cpu", methods=TABLE2_METHODS) -> list[dict]:
+    """The configurations of a Table 2 grid (``table2_run(**config, seed=...)``): one per method of ``methods``
+    (default :data:`TABLE2_METHODS`; :data:`WHOLE` is costly and run as its own part of the grid)."""
+    return [{"protocol": protocol, "method": m} for m in methods]
 
 
 def table2_run(method: str, seed: int, *, protocol="cpu", device="auto", data_root=None) -> dict:
@@ -418,9 +378,9 @@ def table2_run(method: str, seed: int, *, protocol="cpu", device="auto", data_ro
     from sslkit.active import MCDAL, VAAL, CoreSet, LearnLoss
 
     seed = check_seed(seed)
-    p = _protocol(protocol, TABLE2_PROTOCOLS)
-    if method not in (*TABLE2_METHODS, "Whole dataset"):
-        raise ValueError(f"method must be one of {(*TABLE2_METHODS, 'Whole dataset')}, got {method!r}")
+    p = resolve_protocol(protocol, TABLE2_PROTOCOLS)
+    if method not in (*TABLE2_METHODS, WHOLE):
+        raise ValueError(f"method must be one of {(*TABLE2_METHODS, WHOLE)}, got {method!r}")
     X, y, Xs, ys, F, info = table2_data(p, data_root=data_root)
     K = info["num_classes"]
     norm = {"mean": info["mean"], "std": info["std"]}
@@ -429,7 +389,7 @@ def table2_run(method: str, seed: int, *, protocol="cpu", device="auto", data_ro
     budgets = table2_budgets(p)
     base = {"data": info["data"], "model": p["model"], "n_pool": info["n_pool"], "n_test": info["n_test"]}
 
-    if method == "Whole dataset":
+    if method == WHOLE:
         _, mt = train_supervised(X, y, np.arange(len(y)), Xs, ys, epochs=p["whole_epochs"], **common)
         return {
             **base,
@@ -502,134 +462,3 @@ def table2_run(method: str, seed: int, *, protocol="cpu", device="auto", data_ro
         "select_seconds": round(sum(h.get("select_seconds", 0.0) for h in history), 4),
         "train_seconds": round(sum(h["train_seconds"] for h in history), 3),
     }
-
-
-# --------------------------------------------------------------------------------------------------
-# Table 3: SSAL inside FlexMatch / FreeMatch, 20 random + 20 selected
-# --------------------------------------------------------------------------------------------------
-
-#: Table 3's protocols: ``data`` for :func:`table3_data`, ``ssl`` for :func:`~sslkit.experiments.paper_b_ssl.
-#: train_ssl` (its "usb" protocol = the paper's, "head" = b_table1's CPU stand-in: an MLP on frozen features),
-#: ``random`` + ``selected`` labels, ``subset``: TOD's candidate pool, ``views``: CBSSAL's augmentations.
-TABLE3_PROTOCOLS = {
-    "paper": {
-        "data": {"dataset": "cifar10", "extractor": "efficientnet_lite0", "variant": "auto"},
-        "ssl": USB_PROTOCOL,
-        "random": 20,
-        "selected": 20,
-        "subset": 10000,
-        "cbssal_views": 5,
-    },
-    "cpu": {
-        "data": {"dataset": "cifar10", "extractor": "efficientnet_lite0", "variant": "lossless"},
-        "ssl": HEAD_PROTOCOL,
-        "random": 20,
-        "selected": 20,
-        "subset": None,
-        "cbssal_views": 5,
-    },
-    "quick": {
-        "data": {"dataset": "digits"},
-        "ssl": {**HEAD_PROTOCOL, "epochs": 2},
-        "random": 20,
-        "selected": 20,
-        "subset": None,
-        "cbssal_views": 5,
-    },
-}
-
-
-def table3_data(protocol="cpu", *, data_root=None):
-    """``(X_pool, y_pool, X_test, y_test, F_pool, F_test, info)`` of a Table 3 protocol: the training inputs of
-    the SSL model (``X_*``: images for "usb", feature vectors for "head") and the model-free features the
-    model-free selectors (RDSS, Stratified) see. Digits (quick): a fixed 1297 / 500 split of the 64 pixel
-    counts, which are the features too."""
-    p = _protocol(protocol, TABLE3_PROTOCOLS)
-    d = p["data"]
-    if d["dataset"] == "digits":
-        from sslkit.data import load_dataset
-
-        ds = load_dataset("digits")
-        perm = np.random.default_rng(0).permutation(len(ds.y))
-        X, y = ds.X[perm].astype(np.float32), ds.y[perm].astype(np.int64)
-        info = {"data": ds.source, "extractor": "pixels", "num_classes": 10, "n_pool": 1297, "n_test": 500}
-        return X[:1297], y[:1297], X[1297:1797], y[1297:1797], X[:1297], X[1297:1797], info
-    Xp, yp, Xs, ys, Fp, info = table1_data(
-        d["dataset"], extractor=d["extractor"], variant=d["variant"], data_root=data_root, device="cpu"
-    )
-    Ft = info["F_test"]
-    info = {k: v for k, v in info.items() if k != "F_test"}
-    if p["ssl"]["model"] == "mlp":
-        return Fp, yp.astype(np.int64), Ft, ys.astype(np.int64), Fp, Ft, info
-    return Xp, yp.astype(np.int64), Xs, ys.astype(np.int64), Fp, Ft, info
-
-
-_STAGE1: dict = {}
-
-
-def table3_run(method: str, algorithm: str, seed: int, *, protocol="cpu", device="auto", data_root=None) -> dict:
-    """One cell of Table 3: ``method`` (:data:`TABLE3_METHODS`) chooses 40 labels (``random`` + ``selected``)
-    for ``algorithm`` ("FlexMatch" / "FreeMatch") under ``protocol`` (:data:`TABLE3_PROTOCOLS`), seed ``seed``.
-
-    The first ``random`` labels are drawn with ``seed`` (the same for every method). An SSAL method
-    (:data:`SSAL_METHODS`) trains the SSL model on them (once per seed and algorithm, shared by the four
-    methods), picks ``selected`` more with that model, and the SSL model is trained again from scratch on all
-    of them; Random adds random rows; Stratified (a label oracle) and RDSS choose all 40 from the model-free
-    features before any training. Returns ``test_acc`` (%), ``first_stage_acc`` (the SSL model that selected;
-    SSAL methods only), ``labeled_classes``, ``min_class_count``, ``select_seconds`` and the data names.
-    """
-    from sslkit.active import CBSSAL, MMA, CoreSetSSL, TODSemi
-
-    seed = check_seed(seed)
-    p = _protocol(protocol, TABLE3_PROTOCOLS)
-    if method not in TABLE3_METHODS:
-        raise ValueError(f"method must be one of {TABLE3_METHODS}, got {method!r}")
-    X, y, Xs, ys, F, _, info = table3_data(p, data_root=data_root)
-    K = info["num_classes"]
-    n, m0, m1 = len(y), p["random"], p["selected"]
-    first = np.random.default_rng([seed, 3]).choice(n, m0, replace=False).astype(np.int64)
-    ssl = {"algorithm": algorithm, "protocol": p["ssl"], "num_classes": K, "device": device, "seed": seed}
-    out = {"data": info["data"], "extractor": info.get("extractor"), "n_pool": n, "n_test": len(ys)}
-    first_acc, sec = None, 0.0
-    if method in ("Stratified", "RDSS"):
-        labeled, sec = select_indices(method, F, y, m0 + m1, seed=seed)
-    elif method == "Random":
-        rest = np.setdiff1d(np.arange(n), first)
-        labeled = np.concatenate([first, np.random.default_rng([seed, 4]).choice(rest, m1, replace=False)])
-    else:
-        key = (repr(sorted((k, str(v)) for k, v in p.items())), algorithm, seed)
-        if key not in _STAGE1:
-            for k in [k for k in _STAGE1 if (k[0], k[2]) != (key[0], key[2])]:
-                del _STAGE1[k]  # keep the (protocol, seed) being run: both algorithms
-            _STAGE1[key] = train_ssl(X, y, first, Xs, ys, return_models=True, **ssl)
-        st = _STAGE1[key]
-        first_acc = st["test_acc"]
-        inputs, model = st["inputs"], st["model"]
-        unlabeled = np.setdiff1d(np.arange(n), first)
-        import torch
-
-        Xu, Xl = inputs[torch.as_tensor(unlabeled)], inputs[torch.as_tensor(first)]
-        views = st["views"]
-        start = time.perf_counter()
-        if method == "CoreSetSSL":
-            sel = CoreSetSSL(m1, device=next(model.parameters()).device).fit(Xu, Xl, model=model)
-        elif method == "MMA":
-            sel = MMA(m1, seed=seed, **views).fit(model, Xu)
-        elif method == "CBSSAL":
-            sel = CBSSAL(m1, n_views=p["cbssal_views"], seed=seed, **views).fit(model, Xu)
-        else:
-            sel = TODSemi(m1, subset=p["subset"], seed=seed).fit(model, st["initial_model"], Xu)
-        sec = time.perf_counter() - start
-        labeled = np.concatenate([first, unlabeled[sel.indices_.cpu().numpy()]])
-    res = train_ssl(X, y, labeled, Xs, ys, **ssl)
-    counts = np.bincount(y[labeled], minlength=K)
-    out.update(
-        test_acc=res["test_acc"],
-        first_stage_acc=first_acc,
-        labeled_classes=int((counts > 0).sum()),
-        min_class_count=int(counts.min()),
-        select_seconds=round(float(sec), 4),
-        train_seconds=res["train_seconds"],
-        steps=res["steps"],
-    )
-    return out
