@@ -72,8 +72,11 @@ def test_registry_has_the_end_to_end_notebook():
         "b-figure3",
         "b-lecture",
         "b-table1",
+        "b-table2",
+        "b-table3",
         "b-table4",
         "b-table5",
+        "b-table6",
         "b-theory",
     ]
     assert notebooks.get_notebook("a-table1").targets[0]["item"] == "Table 1"
