@@ -35,13 +35,16 @@ from .paper_b import scorecard as b_scorecard
 from .paper_c import claims as c_claims
 from .paper_c import experiments as c_experiments
 from .paper_c import scorecard as c_scorecard
+from .pipeline import experiments as p_experiments
 from .report import ledger as L
 from .report import scorecard as S
 from .runs.experiment import Experiment
 from .runs.hardware import hardware_summary
 from .runs.runner import run_grid
 
-EXPERIMENTS: tuple = a_experiments.EXPERIMENTS + b_experiments.EXPERIMENTS + c_experiments.EXPERIMENTS
+EXPERIMENTS: tuple = (
+    a_experiments.EXPERIMENTS + b_experiments.EXPERIMENTS + c_experiments.EXPERIMENTS + p_experiments.EXPERIMENTS
+)
 CLAIMS: tuple = a_claims.CLAIMS + b_claims.CLAIMS + c_claims.CLAIMS
 OPEN_ITEMS: tuple = a_claims.OPEN_ITEMS + b_claims.OPEN_ITEMS + c_claims.OPEN_ITEMS
 GROUPS: dict = {**a_scorecard.GROUPS, **b_scorecard.GROUPS, **c_scorecard.GROUPS}
