@@ -7,7 +7,8 @@ Layers (each imports only from the layers below it):
   :mod:`sslkit.features` and the shared input checks ``sslkit._checks``;
 * :mod:`sslkit.algorithms`: one class per SSL method, losses only;
 * :mod:`sslkit.engine` (the one training loop) and :mod:`sslkit.callbacks`;
-* :mod:`sslkit.experiments` and :mod:`sslkit.cli`: grids, tables, notebook runs.
+* :mod:`sslkit.pipeline` (papers B, A and C chained in one estimator, :class:`~sslkit.pipeline.SSLPipeline`),
+  :mod:`sslkit.experiments` and :mod:`sslkit.cli`: grids, tables, notebook runs.
 
 ``tests/test_layers.py`` enforces the order.
 

@@ -15,6 +15,9 @@ from sslkit.experiments.runs.experiment import KINDS, QUICK, REPLAY_RULES, SCALE
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "notebooks" / "results"
 FILES = sorted(RESULTS.glob("*/*.jsonl"))
+#: the package that declares an experiment of each paper ("-": the three papers chained, the chapter "All three
+#: together")
+PACKAGE = {"A": "paper_a", "B": "paper_b", "C": "paper_c", "-": "pipeline"}
 
 
 def test_every_results_file_has_exactly_one_spec():
@@ -54,7 +57,7 @@ def test_specs_are_complete_and_consistent():
     assert len(names) == len(set(names))
     stems = {p.stem for p in (REPO / "notebooks").glob("*.md")}
     for e in catalog.experiments():
-        assert e.paper in "ABC" and e.notebook in stems, e.name
+        assert e.paper in PACKAGE and e.notebook in stems, e.name
         assert e.replay in REPLAY_RULES and set(e.scales) <= set(SCALES) and e.version >= 1
         assert set(e.uses) <= set(names)
         for name, s in e.scales.items():
@@ -86,7 +89,7 @@ def test_an_experiment_name_lives_in_its_spec_only():
         found = subprocess.run(["grep", "-rlw", e.name, *generic], cwd=REPO, capture_output=True, text=True).stdout
         assert not found.split(), (e.name, found)
         spec = subprocess.run(["grep", "-rlw", e.name, "sslkit"], cwd=REPO, capture_output=True, text=True).stdout
-        assert f"sslkit/experiments/paper_{e.paper.lower()}/experiments.py" in spec.split(), e.name
+        assert f"sslkit/experiments/{PACKAGE[e.paper]}/experiments.py" in spec.split(), e.name
     tradeoff = catalog.experiments("C")[0].name
     found = subprocess.run(["grep", "-rl", tradeoff, "sslkit", "tests"], cwd=REPO, capture_output=True, text=True)
     assert 1 <= len(found.stdout.split()) <= 3, found.stdout

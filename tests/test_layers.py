@@ -8,7 +8,7 @@ Layers, bottom to top; a module may import from its own layer and the layers bel
 1. ``algorithms`` (losses only) and ``active`` (the active-learning selections of paper B's baselines, with the
    training losses two of them need);
 2. ``engine`` and ``callbacks`` (the one loop and its callbacks);
-3. ``experiments``;
+3. ``experiments`` and ``pipeline`` (the three papers chained in one estimator);
 4. ``cli``.
 
 Imports inside functions count too: a lazy import hides a dependency, it does not remove it.
@@ -35,6 +35,7 @@ LAYERS = {
     "engine": 2,
     "callbacks": 2,
     "experiments": 3,
+    "pipeline": 3,
     "cli": 4,
 }
 #: the three papers' mathematics: none may import another

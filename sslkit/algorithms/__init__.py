@@ -49,6 +49,7 @@ from sslkit.algorithms.risk_rewrite import (  # noqa: E402
     LinearRiskAlgorithm,
     OursEC,
     OursIter,
+    PerSampleRisk,
     SupervisedRisk,
 )
 from sslkit.algorithms.risk_terms import batch_component_risks, prior_class_weights  # noqa: E402
@@ -60,6 +61,7 @@ __all__ += [
     "PNU",
     "OursEC",
     "OursIter",
+    "PerSampleRisk",
     "batch_component_risks",
     "NN_RULES",
     "prior_class_weights",

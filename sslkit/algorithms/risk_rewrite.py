@@ -66,7 +66,16 @@ import numbers
 import numpy as np
 import torch
 
-from sslkit.algorithms.base import FitContext, Hook, LossOutput, SSLAlgorithm, eval_logits, logits_of
+from sslkit.algorithms.base import (
+    FitContext,
+    Hook,
+    LossOutput,
+    SSLAlgorithm,
+    UnlabeledLosses,
+    eval_logits,
+    forward,
+    logits_of,
+)
 from sslkit.algorithms.risk_terms import batch_component_risks, check_class_counts, check_prior_vector, positive_number
 from sslkit.risk import (
     equal_covariance_a,
@@ -85,6 +94,7 @@ __all__ = [
     "PNU",
     "OursEC",
     "OursIter",
+    "PerSampleRisk",
     "batch_component_risks",
     "NN_RULES",
 ]
@@ -430,3 +440,50 @@ class OursIter(LinearRiskAlgorithm):
 
     def hooks(self):
         return [Hook(self._record, every=1, unit="epoch", name="ours_iter_record_a"), self._update_hook()]
+
+
+class PerSampleRisk(SSLAlgorithm):
+    """A risk-rewrite learner with per-sample unlabeled losses, so that paper C's gradient-based coreset selection
+    (Retrieve, :class:`sslkit.callbacks.CoresetSelection`) can choose its unlabeled data.
+
+    ``PerSampleRisk(base)`` trains exactly as ``base`` (any :class:`LinearRiskAlgorithm`: :class:`OursIter`,
+    :class:`OursEC`...): ``setup``, ``loss`` and ``hooks`` are the base's, and so are ``name`` and
+    ``warmup_epochs``. It only adds :meth:`unlabeled_losses`.
+
+    The unlabeled part of ``R̂_lin^a`` (§5.2) is ``Σ_j c_j R̂_Uj = mean_x Σ_j c_j ℓ(f(x), j)``, ``c_j = 1 - a_j/θ_j``:
+    a mean of the per-sample terms ``l_u(x) = Σ_j c_j ℓ(f(x), j)``, returned here (weight λ = 1: the ``c_j`` are
+    the weights). These are the raw risk's terms: the non-negative correction acts on the class means Δ_j (a
+    violating term turns to gradient ascent on Δ_j), so it has no per-sample form and is left out of the
+    selection -- why ``base`` itself declares none. With ``a = θ`` (Ours (Iter)'s warm-up) every ``c_j`` is 0 and
+    so is every ``l_u``: select after the warm-up (``CoresetSelection(warm_epochs >= base.warmup_epochs)``).
+    """
+
+    uses_unlabeled = True
+    lambda_u = 1.0
+
+    def __init__(self, base):
+        if not isinstance(base, LinearRiskAlgorithm):
+            raise TypeError(f"base must be a LinearRiskAlgorithm (OursIter, OursEC, ...), got {type(base).__name__}")
+        self.base = base
+        self.name = base.name
+        self.warmup_epochs = getattr(base, "warmup_epochs", 0)
+
+    def setup(self, model, ctx: FitContext):
+        self.base.setup(model, ctx)
+
+    def loss(self, model, batch):
+        return self.base.loss(model, batch)
+
+    def hooks(self):
+        return self.base.hooks()
+
+    def unlabeled_losses(self, model, x_u, u_idx=None) -> UnlabeledLosses:
+        """``l_u(x) = Σ_j c_j ℓ(f(x), j)`` of the rows ``x_u`` with the logits and features they come from."""
+        if not hasattr(self.base, "a_"):
+            raise RuntimeError("PerSampleRisk.unlabeled_losses needs the fitted base: call setup() (the trainer does)")
+        logits, features = forward(model, x_u)
+        losses = self.base._loss_matrix(logits) @ self.base._coef_t.to(logits.device)
+        return UnlabeledLosses(losses, None, logits, features)
+
+    def __repr__(self) -> str:
+        return f"PerSampleRisk({self.base!r})"

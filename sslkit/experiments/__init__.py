@@ -2,11 +2,12 @@
 holds and how it is made), the runs below it (:mod:`.runs`: the results store, the grid runner, the Ray and
 Slurm executors, replays, the hardware), the reports on top of the records (:mod:`.report`: the one verdict
 rule, tables beside the papers' numbers, the claims ledger, the scorecard), one package per paper
-(:mod:`.paper_a`, :mod:`.paper_b`, :mod:`.paper_c`: protocol, runs, claims, scorecard rows) and the registry of
+(:mod:`.paper_a`, :mod:`.paper_b`, :mod:`.paper_c`: protocol, runs, claims, scorecard rows), the chapter that
+chains the three (:mod:`.pipeline`, through :class:`sslkit.pipeline.SSLPipeline`) and the registry of
 reproducible notebooks (:mod:`.notebooks`).
 
 Layers, each importing only from those before it: ``runs``; ``report``; ``paper_a`` / ``paper_b`` / ``paper_c``
-(independent of each other); ``catalog`` and ``notebooks``; then :mod:`sslkit.cli`.
+/ ``pipeline`` (independent of each other); ``catalog`` and ``notebooks``; then :mod:`sslkit.cli`.
 """
 
 from .notebooks import NotebookSpec, get_notebook, notebook_parameters, registry, reproduce

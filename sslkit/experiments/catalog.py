@@ -36,15 +36,19 @@ from .paper_b import scorecard as b_scorecard
 from .paper_c import claims as c_claims
 from .paper_c import experiments as c_experiments
 from .paper_c import scorecard as c_scorecard
+from .pipeline import claims as p_claims
+from .pipeline import experiments as p_experiments
 from .report import ledger as L
 from .report import scorecard as S
 from .runs.experiment import Experiment
 from .runs.hardware import hardware_summary
 from .runs.runner import run_grid
 
-EXPERIMENTS: tuple = a_experiments.EXPERIMENTS + b_experiments.EXPERIMENTS + c_experiments.EXPERIMENTS
-CLAIMS: tuple = a_claims.CLAIMS + b_claims.CLAIMS + b_claims_active.CLAIMS + c_claims.CLAIMS
-OPEN_ITEMS: tuple = a_claims.OPEN_ITEMS + b_claims.OPEN_ITEMS + c_claims.OPEN_ITEMS
+EXPERIMENTS: tuple = (
+    a_experiments.EXPERIMENTS + b_experiments.EXPERIMENTS + c_experiments.EXPERIMENTS + p_experiments.EXPERIMENTS
+)
+CLAIMS: tuple = a_claims.CLAIMS + b_claims.CLAIMS + b_claims_active.CLAIMS + c_claims.CLAIMS + p_claims.CLAIMS
+OPEN_ITEMS: tuple = a_claims.OPEN_ITEMS + b_claims.OPEN_ITEMS + c_claims.OPEN_ITEMS + p_claims.OPEN_ITEMS
 GROUPS: dict = {**a_scorecard.GROUPS, **b_scorecard.GROUPS, **c_scorecard.GROUPS}
 NOT_REPRODUCED: tuple = a_scorecard.NOT_REPRODUCED + b_scorecard.NOT_REPRODUCED + c_scorecard.NOT_REPRODUCED
 
