@@ -259,7 +259,8 @@ def test_parameter_types_follow_the_parameters_cell(tiny):
 
 def test_reproduce_argument_errors(tiny, tmp_path):
     with pytest.raises(
-        ValueError, match="unknown notebook 'nope'; reproducible notebooks: (ssl-primer, )?a-ablations, .*supervised-baseline"
+        ValueError,
+        match="unknown notebook 'nope'; reproducible notebooks: (ssl-primer, )?a-ablations, .*supervised-baseline",
     ):
         reproduce("nope")
     with pytest.raises(ValueError, match="scale must be one of quick, cpu, paper"):

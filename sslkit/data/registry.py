@@ -744,6 +744,38 @@ def load_dataset(name: str, root=None, download=None, **options) -> Dataset:
     raise DatasetNotFoundError(_not_found_message(spec, candidates, looked, why_not, problems, target))
 
 
+def available_datasets(names, load=None, *, what="this run") -> tuple[list[str], str]:
+    """Which of ``names`` load here, and one plain line about those that do not.
+
+    ``load(name)`` is called for each name (default :func:`load_dataset`; a page may pass its own task builder,
+    e.g. ``lambda n: build_task(n, ...)``); only :class:`DatasetNotFoundError` counts as "not here" -- any other
+    error propagates. Returns ``(loaded, note)``: the names that loaded, in the given order, and ``note``, one
+    sentence naming the others without the loader's search log or any path (``""`` when everything loaded), for
+    pages that must read cleanly on a machine without the data folder::
+
+        names, note = available_datasets(["breast_cancer", "mnist"], what="the quick scale")
+        # (["breast_cancer"], "The quick scale could not run on mnist: its data is not on this machine ...")
+    """
+    load = load_dataset if load is None else load
+    loaded, missing = [], []
+    for name in names:
+        try:
+            load(name)
+        except DatasetNotFoundError:
+            missing.append(str(name))
+        else:
+            loaded.append(name)
+    if not missing:
+        return loaded, ""
+    its = "its data is" if len(missing) == 1 else "their data are"
+    note = (
+        f"{what[:1].upper()}{what[1:]} could not run on {', '.join(missing)}: {its} not on this machine "
+        "(set SSLKIT_DATA_DIR to a data folder, or allow downloads, to run them); the committed records below "
+        "are unaffected."
+    )
+    return loaded, note
+
+
 def _build(spec: DatasetSpec, parsed: P.Parsed, source: str) -> Dataset:
     return Dataset(
         name=spec.name,

@@ -37,7 +37,7 @@ from .paper_c import experiments as c_experiments
 from .paper_c import scorecard as c_scorecard
 from .report import ledger as L
 from .report import scorecard as S
-from .runs.experiment import Experiment
+from .runs.experiment import KINDS, Experiment
 from .runs.hardware import hardware_summary
 from .runs.runner import run_grid
 
@@ -240,9 +240,9 @@ def overview(paper: str, card=None, claims=None) -> tuple[str, str]:
 def committed_runs(root=None) -> dict:
     """``{(paper, kind): runs}`` over every committed results file (``root``: a results folder): the paper of
     its experiment and the kind of each record (its scale's, or its reading's: paper protocol, CPU stand-in or
-    diagnostic)."""
+    diagnostic); every (paper, kind) pair is present, 0 when no file has such runs."""
     root = L.results_root(root)
-    runs: dict = {}
+    runs: dict = {(e.paper, kind): 0 for e in EXPERIMENTS for kind in KINDS}
     for e in EXPERIMENTS:
         for scale, path in e.committed(root).items():
             for r in L.read_records(path):
