@@ -50,6 +50,10 @@ def static_checks() -> list[str]:
             problems.append(f"notebooks/{src.stem}.html has no Colab link to {want} (found {links})")
         elif not (ROOT / "notebooks" / f"{src.stem}.ipynb").exists():
             problems.append(f"Colab link target notebooks/{src.stem}.ipynb is not in the repository")
+    for src in sorted((ROOT / "book").glob("*.md")):  # no launch button where Colab has no notebook to open
+        page = HTML / "book" / f"{src.stem}.html"
+        if page.exists() and "colab.research.google.com" in page.read_text():
+            problems.append(f"book/{src.stem}.html has a Colab button, but book/{src.stem}.md is not a notebook")
     return problems
 
 
