@@ -35,7 +35,8 @@ def main(argv: list[str]) -> int:
         if after != before:
             path.write_text(after)
             changed += 1
-    print(f"install source {old} -> {url}{f' (branch {branch})' if branch else ''}: _config.yml and {changed} notebooks")
+    on = f" (branch {branch})" if branch else ""
+    print(f"install source {old} -> {url}{on}: _config.yml and {changed} notebooks")
     return 0
 
 
