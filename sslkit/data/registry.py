@@ -790,7 +790,9 @@ def _build(spec: DatasetSpec, parsed: P.Parsed, source: str) -> Dataset:
 
 
 def _not_found_message(spec, candidates, looked, why_not, problems, target) -> str:
-    lines = [f"dataset {spec.name!r} not found. Looked in:"]
+    # the first line is a plain sentence without paths (pages print it alone); the search log follows
+    how = " (downloads are off)" if why_not else " (the download failed)" if problems else ""
+    lines = [f"dataset {spec.name!r} is not on this machine{how}.", "Looked in:"]
     lines += [f"  - {entry}" for entry in looked]
     if why_not:
         lines.append(f"Download: {why_not}.")
@@ -874,7 +876,7 @@ def _fetch_verified(d: Download, folder: Path, dataset: str) -> Path:
     """Download ``d`` to a temporary file in ``folder``, extract its member, check sha256, rename into place."""
     final = folder / d.save_as
     final.parent.mkdir(parents=True, exist_ok=True)
-    print(f"sslkit: downloading {d.url} -> {final}", file=sys.stderr)
+    print(f"sslkit: downloading {d.url} into the sslkit data cache", file=sys.stderr)  # the path is in .source
     tmp_paths = []
     try:
         fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".part")
