@@ -284,6 +284,16 @@ def test_book_table_drops_index_and_nan_orders_naturally_and_labels():
     assert "nan" not in html.lower() and "sslkit-table" in html and "<th></th>" not in html
 
 
+def test_book_table_keeps_row_labels_of_an_unnamed_index():
+    from sslkit.experiments.report.tables import book_table
+
+    df = pd.DataFrame({"acc": [1.0, 2.0]}, index=["retrieve", "random"])
+    (part,) = book_table(df).parts
+    assert list(part.columns) == ["", "acc"] and list(part[""]) == ["Retrieve", "Random"]
+    (part,) = book_table(pd.DataFrame({"acc": [1.0, 2.0]})).parts  # 0..n: nothing to keep
+    assert list(part.columns) == ["acc"]
+
+
 def test_book_table_splits_wide_tables_repeating_the_keys_and_checks_names():
     from sslkit.experiments.report.tables import book_table
 

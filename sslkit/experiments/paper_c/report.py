@@ -217,3 +217,39 @@ def tradeoff_report(records, *, clock: str = "cpu_seconds") -> dict:
 def label(name: str) -> str:
     """The human label of a method or algorithm id."""
     return LABELS.get(name, name)
+
+
+def robust_readings(rows, fractions=None, caption=None):
+    """c_robust's two readings of CRUST's weights side by side: per (budget, OOD ratio), CRUST with CORDS' raw
+    weights and with weights scaled to mean 1 (rows of method ``crust`` and ``crust_mean1`` from
+    :func:`~.robust.robust_rows`), each with its seeds, its mean accuracy and Retrieve's verdict against it by the
+    one rule (same budget, ratio and seed). Returns ``(book table, frame)``."""
+    from .robust import FRACTIONS as ROBUST_FRACTIONS
+
+    out = []
+    for f in fractions or ROBUST_FRACTIONS:
+        for ratio in sorted({r["ratio"] for r in rows}):
+            ret = {
+                r["seed"]: r["test_acc"]
+                for r in rows
+                if (r["method"], r["fraction"], r["ratio"]) == ("retrieve", f, ratio)
+            }
+            if not ret:
+                continue
+            row = {"budget": budget(f), "OOD ratio": f"{round(100 * ratio)} %"}
+            for method, short in (("crust", "raw"), ("crust_mean1", "mean 1")):
+                other = {
+                    r["seed"]: r["test_acc"]
+                    for r in rows
+                    if (r["method"], r["fraction"], r["ratio"]) == (method, f, ratio)
+                }
+                if not other:
+                    row[f"{short}: CRUST"], row[f"{short}: Retrieve vs it"] = "–", "no runs yet"
+                    continue
+                c = compare(ret, other)
+                row[f"{short}: CRUST"] = f"{np.mean(list(other.values())):.2f} ({len(other)} seeds)"
+                row[f"{short}: Retrieve vs it"] = f"{c.verdict} ({c.diff:+.2f})"
+            row["Retrieve"] = f"{np.mean(list(ret.values())):.2f} ({len(ret)} seeds)"
+            out.append(row)
+    frame = pd.DataFrame(out)
+    return book_table(frame, first=["budget", "OOD ratio"], caption=caption), frame

@@ -448,7 +448,7 @@ def book_table(
     Parameters
     ----------
     df : DataFrame
-        Any table; a named or multi-level index becomes the leading columns (a plain 0..n index is dropped).
+        Any table; its index becomes the leading columns (a plain unnamed 0..n index is dropped).
     labels : dict, optional
         More id -> label pairs on top of :data:`LABELS`, applied to column names and to text cells.
     first : sequence of column names
@@ -472,10 +472,11 @@ def book_table(
         raise ValueError(f"max_columns must be at least 1, got {max_columns}")
     labels = {**LABELS, **(labels or {})}
     frame = df.copy()
-    if isinstance(frame.index, pd.MultiIndex) or frame.index.name is not None:
-        frame = frame.reset_index()
-    else:
-        frame = frame.reset_index(drop=True)
+    plain = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None and frame.index.start == 0
+    if plain or frame.empty and frame.index.name is None:
+        frame = frame.reset_index(drop=True)  # a 0..n index says nothing: dropped
+    else:  # row labels become the leading columns (an unnamed one gets an empty header)
+        frame = frame.rename_axis([n if n is not None else "" for n in frame.index.names]).reset_index()
     if isinstance(frame.columns, pd.MultiIndex):  # one header row: "level 1 · level 2" (labelled)
         frame.columns = [
             " · ".join(str(_label(p, labels)) for p in col if str(p) != "") for col in frame.columns.to_flat_index()
