@@ -42,18 +42,19 @@ def static_checks() -> list[str]:
         problems.append(f"{MATH_PAGE} does not load the local MathJax")
     if "cdn.jsdelivr" in page or "cdnjs" in page:
         problems.append(f"{MATH_PAGE} refers to a CDN")
-    for src in sorted((ROOT / "notebooks").glob("*.md")):
-        html = (HTML / "notebooks" / f"{src.stem}.html").read_text()
-        links = re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', html)
-        want = f"/notebooks/{src.stem}.ipynb"
-        if not any(link.endswith(want) for link in links):
-            problems.append(f"notebooks/{src.stem}.html has no Colab link to {want} (found {links})")
-        elif not (ROOT / "notebooks" / f"{src.stem}.ipynb").exists():
-            problems.append(f"Colab link target notebooks/{src.stem}.ipynb is not in the repository")
-    for src in sorted((ROOT / "book").glob("*.md")):  # no launch button where Colab has no notebook to open
-        page = HTML / "book" / f"{src.stem}.html"
-        if page.exists() and "colab.research.google.com" in page.read_text():
-            problems.append(f"book/{src.stem}.html has a Colab button, but book/{src.stem}.md is not a notebook")
+    for page in toc_pages():  # Colab buttons on the executable notebooks only, each opening a committed .ipynb
+        path = HTML / page
+        if not path.exists():
+            problems.append(f"{page} is in _toc.yml but was not built")
+            continue
+        links = re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', path.read_text())
+        twin = ROOT / page.replace(".html", ".ipynb")
+        if twin.exists():
+            want = "/" + page.replace(".html", ".ipynb")
+            if not any(link.endswith(want) for link in links):
+                problems.append(f"{page} has no Colab link to {want} (found {links})")
+        elif links:
+            problems.append(f"{page} has a Colab button, but {twin.name} is not a notebook in the repository")
     return problems
 
 
