@@ -31,14 +31,14 @@ def test_tarball_url_is_githubs_archive_of_the_commit():
 def test_extract_results_keeps_only_the_results_records(tmp_path):
     archive = _tarball(
         {
-            "repo-abc/notebooks/results/c_tradeoff/cpu.jsonl": '{"a": 1}\n',
-            "repo-abc/notebooks/results/c_tradeoff/notes.txt": "no",
-            "repo-abc/notebooks/c_tradeoff.md": "no",
+            "repo-abc/notebooks/results/some_experiment/cpu.jsonl": '{"a": 1}\n',
+            "repo-abc/notebooks/results/some_experiment/notes.txt": "no",
+            "repo-abc/notebooks/some_experiment.md": "no",
             "repo-abc/sslkit/__init__.py": "no",
         }
     )
     assert published.extract_results(archive, tmp_path) == 1
-    assert (tmp_path / "c_tradeoff" / "cpu.jsonl").read_text() == '{"a": 1}\n'
+    assert (tmp_path / "some_experiment" / "cpu.jsonl").read_text() == '{"a": 1}\n'
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["cpu.jsonl"]
 
 

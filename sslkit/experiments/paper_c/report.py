@@ -1,6 +1,6 @@
 """What the paper-C pages show, computed from records: ``report(records) -> tables, facts``.
 
-The pages (``notebooks/c_tradeoff.md``, ``notebooks/c_robust.md``) keep prose and one visible cell of the method;
+The trade-off and robust-SSL pages keep prose and one visible cell of the method;
 the bookkeeping -- means over seeds, verdicts by the book's one rule (:func:`~sslkit.experiments.report.stats.compare`),
 the two readings of the unlabeled weights -- lives here, where it is tested.
 
@@ -189,7 +189,7 @@ def paper_point(algorithm: str = "vat", dataset: str = "cifar10", fraction: floa
 
 
 def tradeoff_report(records, *, clock: str = "cpu_seconds") -> dict:
-    """Everything c_tradeoff shows from one scale's records: ``rows`` (per run), ``summary``, ``claims``,
+    """Everything the trade-off page shows from one scale's records: ``rows`` (per run), ``summary``, ``claims``,
     ``readings`` and ``facts`` (the numbers the prose and the headline quote)."""
     rows = tradeoff_rows(records, clock=clock)
     if not rows:
@@ -220,7 +220,7 @@ def label(name: str) -> str:
 
 
 def robust_readings(rows, fractions=None, caption=None):
-    """c_robust's two readings of CRUST's weights side by side: per (budget, OOD ratio), CRUST with CORDS' raw
+    """The robust-SSL page's two readings of CRUST's weights side by side: per (budget, OOD ratio), CRUST with CORDS' raw
     weights and with weights scaled to mean 1 (rows of method ``crust`` and ``crust_mean1`` from
     :func:`~.robust.robust_rows`), each with its seeds, its mean accuracy and Retrieve's verdict against it by the
     one rule (same budget, ratio and seed). Returns ``(book table, frame)``."""
