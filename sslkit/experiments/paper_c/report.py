@@ -220,7 +220,8 @@ def label(name: str) -> str:
 
 
 def robust_readings(rows, fractions=None, caption=None):
-    """The robust-SSL page's two readings of CRUST's weights side by side: per (budget, OOD ratio), CRUST with CORDS' raw
+    """The robust-SSL page's two readings of CRUST's weights side by side: per (budget, OOD ratio), CRUST with
+    CORDS' raw
     weights and with weights scaled to mean 1 (rows of method ``crust`` and ``crust_mean1`` from
     :func:`~.robust.robust_rows`), each with its seeds, its mean accuracy and Retrieve's verdict against it by the
     one rule (same budget, ratio and seed). Returns ``(book table, frame)``."""
