@@ -133,3 +133,23 @@ def test_sslkit_run_at_quick_scale(paper, tmp_path, capsys):
     assert {r["key"] for r in records} <= e.keys("quick")
     assert main(argv) == 0  # a second run reuses every record
     assert len(load_results(path, all_versions=True)) == len(records)
+
+
+def test_headline_names_the_pages_evidence_and_verdicts():
+    """Issue 21: a page's headline box reads its committed evidence and the ledger's verdicts from the catalog."""
+    with pytest.raises(ValueError, match="no experiment"):
+        catalog.headline("no_such_page")
+    e = catalog.experiments("C")[-1]
+    h = catalog.headline(e.notebook)
+    committed = e.committed()
+    if committed:
+        assert f"{e.name}: " in h["evidence"] and " runs at scale " in h["evidence"]
+    else:
+        assert h["evidence"] == "no committed records yet"
+    assert h["verdicts"].startswith("Of the paper's") or h["verdicts"] == "the ledger tests no claim on them"
+
+
+def test_committed_runs_lists_every_paper_and_kind():
+    runs = catalog.committed_runs()
+    assert {(e.paper, k) for e in catalog.experiments() for k in KINDS} <= set(runs)
+    assert all(isinstance(v, int) and v >= 0 for v in runs.values())

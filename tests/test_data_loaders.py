@@ -134,6 +134,15 @@ def test_missing_mnist_offline_names_dataset_places_and_env_var(env, tmp_path):
     assert "mnist/train-images-idx3-ubyte.gz" in msg
 
 
+def test_missing_dataset_first_line_is_a_plain_sentence(env, tmp_path):
+    """Pages print the first line alone (issue 21): it names the dataset, and no path or search log."""
+    with pytest.raises(DatasetNotFoundError) as e:
+        load_dataset("mnist", root=tmp_path, download=False)
+    first, second = str(e.value).splitlines()[:2]
+    assert first == "dataset 'mnist' is not on this machine (downloads are off)."
+    assert second == "Looked in:" and str(tmp_path) not in first
+
+
 def test_missing_with_data_dir_set_lists_it(env, tmp_path, monkeypatch):
     data_dir = tmp_path / "data"
     data_dir.mkdir()

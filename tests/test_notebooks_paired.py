@@ -41,8 +41,18 @@ def test_twin_is_executed_and_error_free(md):
 
 @pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
 def test_first_cell_installs_sslkit_in_colab(md):
+    """The first cell installs sslkit in Colab from the one install source: ``repository.url`` of ``_config.yml``
+    (``python .ci/publish.py URL`` changes both); the twin's first cell is the same."""
+    import yaml
+
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
     first = next(c for c in jupytext.read(md).cells if c.cell_type == "code")
     assert "google.colab" in first.source and "pip install" in first.source
+    assert f'"sslkit @ git+{url}"' in first.source, f"{md.name}: the install cell does not install from {url}"
+    twin = md.with_suffix(".ipynb")
+    if twin.exists():
+        twin_first = next(c for c in nbformat.read(twin, as_version=4).cells if c.cell_type == "code")
+        assert twin_first.source == first.source, f"{twin.name}: install cell differs from {md.name}'s"
 
 
 def test_every_registered_notebook_takes_scale_and_device():

@@ -262,3 +262,78 @@ def test_single_column_table_and_comparison_from_records():
         paper_comparison(sup, paper)
     with pytest.raises(TypeError, match="only for records"):
         paper_comparison(t, paper, metric="acc")
+
+
+# ------------------------------------------------------------------------------ book_table (issue 21)
+
+
+def test_book_table_drops_index_and_nan_orders_naturally_and_labels():
+    from sslkit.experiments.report.tables import book_table
+
+    df = pd.DataFrame(
+        {"budget": ["100 %", "10 %", "20 %"], "method": ["full", "full_earlystop", "retrieve"], "acc": [1.0, np.nan, 3]}
+    ).set_index("budget")
+    df["empty"] = np.nan
+    t = book_table(df, first=["method"], order={"budget": []}, digits=1)
+    (part,) = t.parts
+    assert list(part.columns) == ["method", "budget", "acc"]  # key column first, empty column dropped
+    assert list(part["budget"]) == ["10 %", "20 %", "100 %"]  # natural order, not "10 %, 100 %, 20 %"
+    assert list(part["method"]) == ["Full-EarlyStop", "Retrieve", "Full"]
+    assert list(part["acc"]) == ["–", "3.0", "1.0"]
+    html = t._repr_html_()
+    assert "nan" not in html.lower() and "sslkit-table" in html and "<th></th>" not in html
+
+
+def test_book_table_keeps_row_labels_of_an_unnamed_index():
+    from sslkit.experiments.report.tables import book_table
+
+    df = pd.DataFrame({"acc": [1.0, 2.0]}, index=["retrieve", "random"])
+    (part,) = book_table(df).parts
+    assert list(part.columns) == ["", "acc"] and list(part[""]) == ["Retrieve", "Random"]
+    (part,) = book_table(pd.DataFrame({"acc": [1.0, 2.0]})).parts  # 0..n: nothing to keep
+    assert list(part.columns) == ["acc"]
+
+
+def test_book_table_splits_wide_tables_repeating_the_keys_and_checks_names():
+    from sslkit.experiments.report.tables import book_table
+
+    df = pd.DataFrame({"key": ["a", "b"], **{f"c{i}": [i, i + 1] for i in range(10)}})
+    t = book_table(df, first="key", max_columns=4)
+    assert [list(p.columns) for p in t.parts] == [
+        ["key", "c0", "c1", "c2", "c3"],
+        ["key", "c4", "c5", "c6", "c7"],
+        ["key", "c8", "c9"],
+    ]
+    with pytest.raises(ValueError, match="no column"):
+        book_table(df, first="nope")
+    with pytest.raises(TypeError, match="DataFrame"):
+        book_table([1, 2])
+
+
+def test_book_table_custom_order_and_multiindex_header():
+    from sslkit.experiments.report.tables import book_table
+
+    cols = pd.MultiIndex.from_tuples([("speed-up", "10 %"), ("speed-up", "100 %"), ("speed-up", "20 %")])
+    df = pd.DataFrame(
+        [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], index=pd.Index(["random", "retrieve"], name="method"), columns=cols
+    )
+    t = book_table(df, order={"method": ["retrieve"]})
+    assert list(t.parts[0].columns) == ["method", "speed-up · 10 %", "speed-up · 100 %", "speed-up · 20 %"]
+    assert list(t.parts[0]["method"]) == ["Retrieve", "Random"]
+
+
+def test_available_datasets_names_the_missing_without_paths():
+    from sslkit.data import DatasetNotFoundError, available_datasets
+
+    def load(name):
+        if name == "gone":
+            raise DatasetNotFoundError("dataset 'gone' not found. Looked in:\n  - /root/.cache/sslkit/gone")
+        if name == "bad":
+            raise ValueError("bad")
+
+    assert available_datasets(["a", "b"], load) == (["a", "b"], "")
+    names, note = available_datasets(["a", "gone"], load, what="the quick scale")
+    assert names == ["a"] and note.startswith("The quick scale could not run on gone")
+    assert "Looked in" not in note and "/" not in note.replace("/", "", 0).split(":")[0] and ".cache" not in note
+    with pytest.raises(ValueError, match="bad"):  # only a missing dataset is "not here"
+        available_datasets(["bad"], load)

@@ -10,7 +10,7 @@
 
 from sslkit.data.dataset import Dataset
 from sslkit.data.images import image_stats, images_to_tensor
-from sslkit.data.registry import DATASETS, ChecksumError, DatasetNotFoundError, load_dataset
+from sslkit.data.registry import DATASETS, ChecksumError, DatasetNotFoundError, available_datasets, load_dataset
 from sslkit.data.robust_splits import (
     IMBALANCE_PRESETS,
     OOD_PRESETS,
@@ -47,6 +47,7 @@ __all__ = [
     # loading (sslkit.data.dataset / registry / tabular / images)
     "Dataset",
     "load_dataset",
+    "available_datasets",
     "DATASETS",
     "DatasetNotFoundError",
     "ChecksumError",

@@ -228,6 +228,38 @@ def load_dataset(name: str, root=None, download=None, **options) -> Dataset:
     raise DatasetNotFoundError(_not_found_message(spec, candidates, looked, why_not, problems, target))
 
 
+def available_datasets(names, load=None, *, what="this run") -> tuple[list[str], str]:
+    """Which of ``names`` load here, and one plain line about those that do not.
+
+    ``load(name)`` is called for each name (default :func:`load_dataset`; a page may pass its own task builder,
+    e.g. ``lambda n: build_task(n, ...)``); only :class:`DatasetNotFoundError` counts as "not here" -- any other
+    error propagates. Returns ``(loaded, note)``: the names that loaded, in the given order, and ``note``, one
+    sentence naming the others without the loader's search log or any path (``""`` when everything loaded), for
+    pages that must read cleanly on a machine without the data folder::
+
+        names, note = available_datasets(["breast_cancer", "mnist"], what="the quick scale")
+        # (["breast_cancer"], "The quick scale could not run on mnist: its data is not on this machine ...")
+    """
+    load = load_dataset if load is None else load
+    loaded, missing = [], []
+    for name in names:
+        try:
+            load(name)
+        except DatasetNotFoundError:
+            missing.append(str(name))
+        else:
+            loaded.append(name)
+    if not missing:
+        return loaded, ""
+    its = "its data is" if len(missing) == 1 else "their data are"
+    note = (
+        f"{what[:1].upper()}{what[1:]} could not run on {', '.join(missing)}: {its} not on this machine "
+        "(set SSLKIT_DATA_DIR to a data folder, or allow downloads, to run them); the committed records below "
+        "are unaffected."
+    )
+    return loaded, note
+
+
 def _build(spec: DatasetSpec, parsed: P.Parsed, source: str) -> Dataset:
     return Dataset(
         name=spec.name,
@@ -242,7 +274,9 @@ def _build(spec: DatasetSpec, parsed: P.Parsed, source: str) -> Dataset:
 
 
 def _not_found_message(spec, candidates, looked, why_not, problems, target) -> str:
-    lines = [f"dataset {spec.name!r} not found. Looked in:"]
+    # the first line is a plain sentence without paths (pages print it alone); the search log follows
+    how = " (downloads are off)" if why_not else " (the download failed)" if problems else ""
+    lines = [f"dataset {spec.name!r} is not on this machine{how}.", "Looked in:"]
     lines += [f"  - {entry}" for entry in looked]
     if why_not:
         lines.append(f"Download: {why_not}.")
@@ -326,7 +360,7 @@ def _fetch_verified(d: Download, folder: Path, dataset: str) -> Path:
     """Download ``d`` to a temporary file in ``folder``, extract its member, check sha256, rename into place."""
     final = folder / d.save_as
     final.parent.mkdir(parents=True, exist_ok=True)
-    print(f"sslkit: downloading {d.url} -> {final}", file=sys.stderr)
+    print(f"sslkit: downloading {d.url} into the sslkit data cache", file=sys.stderr)  # the path is in .source
     tmp_paths = []
     try:
         fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".part")

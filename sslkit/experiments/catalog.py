@@ -40,7 +40,7 @@ from .pipeline import claims as p_claims
 from .pipeline import experiments as p_experiments
 from .report import ledger as L
 from .report import scorecard as S
-from .runs.experiment import Experiment
+from .runs.experiment import KINDS, Experiment
 from .runs.hardware import hardware_summary
 from .runs.runner import run_grid
 
@@ -245,9 +245,9 @@ def overview(paper: str, card=None, claims=None) -> tuple[str, str]:
 def committed_runs(root=None) -> dict:
     """``{(paper, kind): runs}`` over every committed results file (``root``: a results folder): the paper of
     its experiment and the kind of each record (its scale's, or its reading's: paper protocol, CPU stand-in or
-    diagnostic)."""
+    diagnostic); every (paper, kind) pair is present, 0 when no file has such runs."""
     root = L.results_root(root)
-    runs: dict = {}
+    runs: dict = {(e.paper, kind): 0 for e in EXPERIMENTS for kind in KINDS}
     for e in EXPERIMENTS:
         for scale, path in e.committed(root).items():
             for r in L.read_records(path):
@@ -266,3 +266,34 @@ def uncatalogued(root=None) -> list:
         except ValueError:
             out.append(f"{f.parent.name}/{f.name}")
     return out
+
+
+def headline(notebook: str, root=None) -> dict:
+    """What a page's headline box says about its own evidence: ``evidence`` (one sentence: the committed records
+    of the experiments the notebook shows -- kind, runs, seeds, hardware) and ``verdicts`` (the claims ledger's
+    verdicts on the claims those records test, :func:`.report.ledger.verdicts_sentence`)."""
+    root = L.results_root(root)
+    mine = [e for e in EXPERIMENTS if e.notebook == notebook]
+    if not mine:
+        raise ValueError(f"no experiment of the catalog is shown by notebook {notebook!r}")
+    parts, hardware = [], set()
+    for e in mine:
+        for scale, path in e.committed(root).items():
+            recs = L.read_records(path)
+            if not recs:
+                continue
+            hardware |= {r.get("hardware") or "unrecorded hardware" for r in recs}
+            seeds = sorted({r["seed"] for r in recs})
+            many = "s" if len(seeds) != 1 else ""
+            kind = e.scales[scale].kind
+            parts.append(f"{e.name}: {len(recs)} runs at scale {scale} ({kind}), {len(seeds)} seed{many}")
+    evidence = "; ".join(parts) + (f"; on {', '.join(sorted(hardware))}" if hardware else "")
+    names = tuple(f"{e.name}/" for e in mine)
+    table = ledger(root)
+    rows = table[table["records"].map(lambda text: any(n in text for n in names))]
+    return {
+        "evidence": evidence or "no committed records yet",
+        "verdicts": L.verdicts_sentence(rows, "these experiments")
+        if len(rows)
+        else "the ledger tests no claim on them",
+    }

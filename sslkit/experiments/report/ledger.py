@@ -48,7 +48,8 @@ import numpy as np
 import pandas as pd
 
 from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, QUICK, STAND_IN
-from ..runs.store import load_results, repo_root
+from ..runs.published import committed_results_dir
+from ..runs.store import load_results
 from .stats import Comparison, compare, compare_to
 
 HOLDS, FAILS, OPEN, NOT_RUN = "holds", "does not hold", "not resolved", "not run"
@@ -258,7 +259,7 @@ def read_records(path) -> list:
 def results_root(root=None) -> Path:
     """``root`` as a results folder (``<root>/<experiment>/<scale>.jsonl``; default: the repository's
     ``notebooks/results``); ``FileNotFoundError`` when it is not a folder (a typo must not read as "not run")."""
-    path = repo_root() / "notebooks" / "results" if root is None else Path(root)
+    path = committed_results_dir() if root is None else Path(root)
     if not path.is_dir():
         raise FileNotFoundError(f"results folder {str(path)!r} does not exist (or is not a folder)")
     return path

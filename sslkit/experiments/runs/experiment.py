@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .store import load_results, repo_root, results_path, run_key
+from .published import committed_results_dir
+from .store import load_results, results_path, run_key
 
 #: the kinds of evidence a record is: made with the paper's model, data, budget and schedule; a run that changes
 #: one of them to fit a CPU (a stand-in); the quick scale of CI; a probe of a choice the paper leaves open
@@ -177,7 +178,7 @@ class Experiment:
     def committed(self, root=None) -> dict:
         """``{scale: path}`` of the results files that exist under ``root`` (a results folder; default: the
         repository's ``notebooks/results``), the quick scale left out."""
-        root = Path(root) if root is not None else repo_root() / "notebooks" / "results"
+        root = Path(root) if root is not None else committed_results_dir()
         found = {}
         for scale in self.scales:
             path = root / self.name / f"{self.file(scale)}.jsonl"

@@ -1,0 +1,256 @@
+"""What the paper-C pages show, computed from records: ``report(records) -> tables, facts``.
+
+The trade-off and robust-SSL pages keep prose and one visible cell of the method;
+the bookkeeping -- means over seeds, verdicts by the book's one rule (:func:`~sslkit.experiments.report.stats.compare`),
+the two readings of the unlabeled weights -- lives here, where it is tested.
+
+**Two readings of the unlabeled weights.** CRAIG, GradMatch and CRUST return per-sample weights. CORDS multiplies
+each coreset sample's unlabeled loss by its raw weight, whose mean over the coreset is about N / k (the number of
+points each represents), so a 10 % coreset trains with a loss about ten times larger than Retrieve's unweighted one.
+The paper does not say which reading it ran. The main grids use CORDS' raw weights; the catalog's second reading
+(:data:`~sslkit.experiments.paper_c.experiments.MEAN1`) scales them to mean 1 (``normalize_weights=True``), which
+keeps the loss on Retrieve's scale. Both are shown, each judged against Retrieve by the same rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..report.stats import compare
+from ..report.tables import LABELS, book_table
+from .tradeoff import FRACTIONS, MAIN_KEYS, PAPER_CLAIMS, PAPER_TABLES, tradeoff_rows
+
+ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
+BASELINES = ("random", "full_earlystop", "craig", "gradmatch")
+METHOD_ORDER = ("full", "full_earlystop", "random", "craig", "gradmatch", "retrieve")
+READINGS = {False: "raw weights (CORDS, mean N / k)", True: "weights scaled to mean 1"}
+
+
+def budget(fraction) -> str:
+    """``0.1 -> "10 %"``; Full (no fraction) is ``"100 %"``."""
+    return "100 %" if fraction is None or pd.isna(fraction) else f"{round(100 * fraction)} %"
+
+
+def summary(rows) -> pd.DataFrame:
+    """Mean ± std over seeds of accuracy, time, speed-up and degradation per (algorithm, method, budget) of
+    :func:`~.tradeoff.tradeoff_rows` rows (columns ``seeds, acc, acc_std, seconds, speedup, degradation``)."""
+    df = pd.DataFrame(rows)
+    df["budget"] = df["fraction"].map(budget)
+    g = df.groupby(["algorithm", "method", "budget"])
+    out = g.agg(
+        seeds=("seed", "nunique"),
+        acc=("test_acc", "mean"),
+        acc_std=("test_acc", "std"),
+        seconds=("seconds", "mean"),
+        speedup=("speedup", "mean"),
+        degradation=("degradation", "mean"),
+    )
+    return out.reset_index()
+
+
+def accuracy_table(summ: pd.DataFrame, algorithm: str, caption=None):
+    """One algorithm's table: a row per method, test accuracy (mean ± std) and speed-up per budget."""
+    s = summ[summ["algorithm"] == algorithm]
+    rows = []
+    for method in METHOD_ORDER:
+        d = s[s["method"] == method].set_index("budget")
+        if d.empty:
+            continue
+        row = {"method": method}
+        for b in [budget(f) for f in FRACTIONS] + ["100 %"]:
+            if b in d.index:
+                acc, sd = d.loc[b, "acc"], d.loc[b, "acc_std"]
+                row[f"accuracy {b}"] = f"{acc:.2f} ± {sd:.2f}" if np.isfinite(sd) else f"{acc:.2f}"
+                if method != "full":
+                    row[f"speed-up {b}"] = f"{d.loc[b, 'speedup']:.2f}×"
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    ordered = ["method"] + [
+        f"{what} {b}" for what in ("accuracy", "speed-up") for b in ["10 %", "20 %", "30 %", "100 %"]
+    ]
+    return book_table(table[[c for c in ordered if c in table.columns]], first="method", caption=caption)
+
+
+def per_seed(rows, method: str, fraction, key: str = "test_acc") -> dict:
+    """``{seed: value}`` of one (method, budget): the runs of a seed pair across methods."""
+    return {r["seed"]: r[key] for r in rows if r["method"] == method and r["fraction"] == fraction}
+
+
+def claims(rows, algorithms=ALGORITHMS, baselines=BASELINES) -> pd.DataFrame:
+    """Retrieve against each baseline per (algorithm, budget), by the one rule, paired by seed: ``algorithm,
+    budget, vs, diff, ci, p, verdict, seeds, text``."""
+    out = []
+    for a in algorithms:
+        rows_a = [r for r in rows if r["algorithm"] == a]
+        if not rows_a:
+            continue
+        for f in FRACTIONS:
+            ret = per_seed(rows_a, "retrieve", f)
+            for other in baselines:
+                c = compare(ret, per_seed(rows_a, other, f))
+                out.append(
+                    {
+                        "algorithm": a,
+                        "budget": budget(f),
+                        "vs": other,
+                        "diff": c.diff,
+                        "ci": f"{c.ci[0]:+.2f} to {c.ci[1]:+.2f}",
+                        "p": c.p,
+                        "verdict": c.verdict,
+                        "seeds": min(c.n),
+                        "text": f"{c.verdict} ({c.short()})",
+                    }
+                )
+    return pd.DataFrame(out)
+
+
+def claims_table(cl: pd.DataFrame, algorithm: str, caption=None):
+    """The verdicts of one algorithm: a row per baseline, a column per budget ("higher (+1.2, p = 0.03)")."""
+    d = cl[cl["algorithm"] == algorithm]
+    cells = d.assign(cell=[f"{v} ({x:+.2f}, p = {p:.2g})" for v, x, p in zip(d["verdict"], d["diff"], d["p"])])
+    wide = cells.pivot(index="vs", columns="budget", values="cell").reset_index()
+    wide = wide.rename(columns={"vs": "Retrieve against"})
+    return book_table(wide, first="Retrieve against", order={"Retrieve against": list(BASELINES)}, caption=caption)
+
+
+def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> pd.DataFrame:
+    """CRAIG / GradMatch under both readings of their weights, each against Retrieve (same algorithm, budget and
+    seed; the one rule). One row per (algorithm, budget, method, reading): ``acc`` (mean), ``seeds``, Retrieve's
+    mean on the same seeds, the difference, the verdict ("higher" = Retrieve more accurate)."""
+    accs: dict = {}
+    for r in records:
+        c = r["config"]
+        if set(c) - {"normalize_weights"} != MAIN_KEYS or c["protocol"] is None:
+            continue
+        key = (c["algorithm"], c["method"], c["fraction"], bool(c.get("normalize_weights", False)))
+        accs.setdefault(key, {})[r["seed"]] = r["metrics"]["test_acc"]
+    out = []
+    for a in algorithms:
+        for f in FRACTIONS:
+            ret = accs.get((a, "retrieve", f, False), {})
+            if not ret:
+                continue
+            for m in methods:
+                for mean1, reading in READINGS.items():
+                    other = accs.get((a, m, f, mean1), {})
+                    c = compare(ret, other) if other else None
+                    out.append(
+                        {
+                            "algorithm": a,
+                            "budget": budget(f),
+                            "method": m,
+                            "reading": reading,
+                            "seeds": len(other),
+                            "accuracy": np.mean(list(other.values())) if other else np.nan,
+                            "Retrieve": np.mean([ret[s] for s in other if s in ret]) if other else np.nan,
+                            "Retrieve minus it": c.diff if c else np.nan,
+                            "verdict": c.verdict if c else "no runs yet",
+                        }
+                    )
+    return pd.DataFrame(out)
+
+
+def readings_table(rd: pd.DataFrame, algorithm: str, caption=None):
+    """Both readings side by side for one algorithm: a row per (budget, method), the two readings' accuracy and
+    verdict against Retrieve next to each other."""
+    d = rd[rd["algorithm"] == algorithm]
+    rows = []
+    for (b, m), g in d.groupby(["budget", "method"], sort=False):
+        row = {"budget": b, "method": m}
+        for short, reading in (("raw", READINGS[False]), ("mean 1", READINGS[True])):
+            x = g[g["reading"] == reading]
+            if x.empty:
+                continue
+            x = x.iloc[0]
+            acc = "–" if x["seeds"] == 0 else f"{x['accuracy']:.2f} ({x['seeds']} seeds)"
+            row[f"{short}: accuracy"] = acc
+            row[f"{short}: Retrieve vs it"] = (
+                x["verdict"] if x["seeds"] == 0 else (f"{x['verdict']} ({x['Retrieve minus it']:+.2f})")
+            )
+        rows.append(row)
+    return book_table(
+        pd.DataFrame(rows), first=["budget", "method"], order={"budget": [], "method": ["craig"]}, caption=caption
+    )
+
+
+def paper_point(algorithm: str = "vat", dataset: str = "cifar10", fraction: float = 0.3) -> dict:
+    """The paper's Retrieve numbers of one (algorithm, dataset, budget): speed-up over Full (its tables' hours)
+    and accuracy loss, plus §4's quoted pair where it gives one."""
+    full, ret = (
+        PAPER_TABLES[(algorithm, dataset, "full", fraction)],
+        PAPER_TABLES[(algorithm, dataset, "retrieve", fraction)],
+    )
+    return {
+        "speedup": full["hours"] / ret["hours"],
+        "degradation": full["mean"] - ret["mean"],
+        "quoted": PAPER_CLAIMS.get((algorithm, dataset)),
+    }
+
+
+def tradeoff_report(records, *, clock: str = "cpu_seconds") -> dict:
+    """Everything the trade-off page shows from one scale's records: ``rows`` (per run), ``summary``, ``claims``,
+    ``readings`` and ``facts`` (the numbers the prose and the headline quote)."""
+    rows = tradeoff_rows(records, clock=clock)
+    if not rows:
+        return {"rows": [], "summary": None, "claims": pd.DataFrame(), "readings": pd.DataFrame(), "facts": {}}
+    summ = summary(rows)
+    cl = claims(rows)
+    rd = readings(records)
+    s = summ[summ["algorithm"] == "vat"].set_index(["method", "budget"])
+    facts = {}
+    if ("retrieve", "30 %") in s.index:
+        facts.update(
+            vat_full_acc=float(s.loc[("full", "100 %"), "acc"]),
+            vat_speedup_30=float(s.loc[("retrieve", "30 %"), "speedup"]),
+            vat_degr_30=float(s.loc[("retrieve", "30 %"), "degradation"]),
+        )
+    vs_random = cl[(cl["vs"] == "random")] if len(cl) else cl
+    facts["vs_random"] = {v: int((vs_random["verdict"] == v).sum()) for v in ("higher", "not resolved", "lower")}
+    facts["vs_random_cells"] = len(vs_random)
+    mean1 = rd[(rd["reading"] == READINGS[True])] if len(rd) else rd
+    facts["mean1_seeds"] = int(mean1["seeds"].max()) if len(mean1) else 0
+    facts["raw_seeds"] = int(rd[rd["reading"] == READINGS[False]]["seeds"].max()) if len(rd) else 0
+    return {"rows": rows, "summary": summ, "claims": cl, "readings": rd, "facts": facts}
+
+
+def label(name: str) -> str:
+    """The human label of a method or algorithm id."""
+    return LABELS.get(name, name)
+
+
+def robust_readings(rows, fractions=None, caption=None):
+    """The robust-SSL page's two readings of CRUST's weights side by side: per (budget, OOD ratio), CRUST with
+    CORDS' raw
+    weights and with weights scaled to mean 1 (rows of method ``crust`` and ``crust_mean1`` from
+    :func:`~.robust.robust_rows`), each with its seeds, its mean accuracy and Retrieve's verdict against it by the
+    one rule (same budget, ratio and seed). Returns ``(book table, frame)``."""
+    from .robust import FRACTIONS as ROBUST_FRACTIONS
+
+    out = []
+    for f in fractions or ROBUST_FRACTIONS:
+        for ratio in sorted({r["ratio"] for r in rows}):
+            ret = {
+                r["seed"]: r["test_acc"]
+                for r in rows
+                if (r["method"], r["fraction"], r["ratio"]) == ("retrieve", f, ratio)
+            }
+            if not ret:
+                continue
+            row = {"budget": budget(f), "OOD ratio": f"{round(100 * ratio)} %"}
+            for method, short in (("crust", "raw"), ("crust_mean1", "mean 1")):
+                other = {
+                    r["seed"]: r["test_acc"]
+                    for r in rows
+                    if (r["method"], r["fraction"], r["ratio"]) == (method, f, ratio)
+                }
+                if not other:
+                    row[f"{short}: CRUST"], row[f"{short}: Retrieve vs it"] = "–", "no runs yet"
+                    continue
+                c = compare(ret, other)
+                row[f"{short}: CRUST"] = f"{np.mean(list(other.values())):.2f} ({len(other)} seeds)"
+                row[f"{short}: Retrieve vs it"] = f"{c.verdict} ({c.diff:+.2f})"
+            row["Retrieve"] = f"{np.mean(list(ret.values())):.2f} ({len(ret)} seeds)"
+            out.append(row)
+    frame = pd.DataFrame(out)
+    return book_table(frame, first=["budget", "OOD ratio"], caption=caption), frame
