@@ -453,7 +453,7 @@ def test_committed_runs_follow_the_experiments_papers_and_count_diagnostics_apar
     regime = rec({"experiment": "fixmatch", "dataset": "adult", "setting": "Imb. (60)", "threshold": 0.95}, 0)
     write(tmp_path, "a_fixmatch/paper", [regime, probe])
     write(tmp_path, "b_table1/cpu_efficientnet", [rec({"dataset": "cifar10"}, 0)])
-    assert catalog.committed_runs(tmp_path) == {
+    assert {k: v for k, v in catalog.committed_runs(tmp_path).items() if v} == {  # every (paper, kind) is listed
         ("A", PAPER_PROTOCOL): 3 + 4 + 1,  # supervised_baseline is paper A's (its spec says so)
         ("A", DIAGNOSTIC): 5 + 1,  # the PN-risk supervised term and the FixMatch class-order probe
         ("B", STAND_IN): 1,
