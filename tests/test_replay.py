@@ -242,6 +242,8 @@ def test_replay_differences_follow_the_rule():
     stored = {"risk": 0.5, "D": 0.0, "a": [0.25, 0.75], "indices": [3, 46], "name": "x", "seconds": 1.0}
     exact = Rule(EXACT, 0.0, None, "")
     assert replay_differences(stored, {**stored, "seconds": 9.0}, exact) == {}  # wall-clock: not compared
+    timed = {**stored, "coreset_cpu_seconds": 1.0, "label_seconds": 0.1}
+    assert replay_differences(timed, {**timed, "coreset_cpu_seconds": 1.3, "label_seconds": 0.2}, exact) == {}
     assert replay_differences(stored, {**stored, "risk": 0.5 + 1e-16}, exact) == {"risk": (0.5, 0.5 + 1e-16)}
     assert replay_differences(stored, {**stored, "risk": 1}, exact) == {"risk": (0.5, 1)}  # 1 is not 0.5
     drift = Rule(EXACT, 1e-9, frozenset({"risk"}), "")

@@ -43,6 +43,14 @@ TIMING_METRICS = frozenset(
         "selection_cpu_seconds",
     }
 )
+
+
+def is_timing(name: str) -> bool:
+    """A wall-clock or CPU-time metric: one of :data:`TIMING_METRICS`, or any name ending in ``seconds``
+    (``label_seconds``, ``coreset_cpu_seconds``, ...): times differ from run to run and are never compared."""
+    return name in TIMING_METRICS or name.endswith("seconds")
+
+
 #: Metrics that are lists of ``[wall-clock, value, CPU time]`` points (paper C's per-epoch curves): only the
 #: values are compared.
 CURVE_METRICS = frozenset({"curve"})
@@ -237,12 +245,8 @@ def file_id(results_path) -> str:
 
 
 def comparable(metrics: Mapping) -> dict:
-    """``metrics`` without the wall-clock fields of :data:`TIMING_METRICS`; curves reduced to their values."""
-    return {
-        k: ([point[1] for point in v] if k in CURVE_METRICS else v)
-        for k, v in metrics.items()
-        if k not in TIMING_METRICS
-    }
+    """``metrics`` without the time fields (:func:`is_timing`); curves reduced to their values."""
+    return {k: ([point[1] for point in v] if k in CURVE_METRICS else v) for k, v in metrics.items() if not is_timing(k)}
 
 
 def replay(experiment, scale: str, record: Mapping, *, threads: int | None = None) -> dict:
