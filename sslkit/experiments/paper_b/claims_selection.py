@@ -46,6 +46,24 @@ def _by_alpha_reading(records, claim, reading) -> tuple[str, str]:
     return claim([r for r in records if keep(r["config"])])
 
 
+def _figure2_claims(cid: str, quote: str, test: str, fn) -> tuple:
+    """One :class:`Claim` of Figure 2 per reading of α (ids ``cid`` and ``cid-mn``), each in its scorecard row."""
+    return tuple(
+        Claim(
+            cid + ("" if reading.startswith("α = 1") else "-mn"),
+            "B",
+            "Figure 2",
+            reading,
+            "App. D.1",
+            quote,
+            test,
+            (FIGURE2,),
+            functools.partial(_by_alpha_reading, claim=fn, reading=reading),
+        )
+        for reading in ALPHA_READINGS
+    )
+
+
 def _main_alpha(records) -> list:
     """The main grid's records of Figure 2 (α = 1 - 1/√m): timings are read on one reading, never pooled."""
     return [r for r in records if "alpha_rule" not in r["config"]]
@@ -55,10 +73,6 @@ def b_figure2_similar_small_m(records):
     """Figure 2 (App. D.1): at the smallest budget (m/n = 1 %), GKHR similar to GKH: the 95 % interval of mean D
     within ±0.05 for every distribution and n (holds); wholly outside it for some (does not hold); under each
     reading of α (:func:`_by_alpha_reading`)."""
-    return _similar_small_m(records)
-
-
-def _similar_small_m(records):
     rows = per_seed(records, ("distribution", "n"), "fraction", "D")
     if not rows:
         return NOT_RUN, "no record"
@@ -76,10 +90,6 @@ def _similar_small_m(records):
 def b_figure2_gap_grows(records):
     """Figure 2: mean D significantly larger at the largest budget than at the smallest, for most (distribution, n),
     under each reading of α (:func:`_by_alpha_reading`)."""
-    return _gap_grows(records)
-
-
-def _gap_grows(records):
     rows = per_seed(records, ("distribution", "n"), "fraction", "D")
     if not rows:
         return NOT_RUN, "no record"
@@ -123,10 +133,6 @@ def b_figure2_similar_low_budget(records):
     """App. D.1: "under the low-budget setting, GKHR and GKH have similar performance on minimizing α-MMD over
     various type of distributions": the 95 % interval of mean D (one-sample) within ±0.05 in every (distribution,
     n, m/n) cell of Figure 2 (all its budgets are at most 20 %), under each reading of α."""
-    return _similar_low_budget(records)
-
-
-def _similar_low_budget(records):
     rows = per_seed(records, ("distribution", "n", "fraction"), "fraction", "D")
     if not rows:
         return NOT_RUN, "no Figure 2 record"
@@ -194,33 +200,17 @@ def b_random_unbalanced(records):
 
 
 CLAIMS = (
-    *(
-        Claim(
-            "B-F2-small" + ("" if reading.startswith("α = 1") else "-mn"),
-            "B",
-            "Figure 2",
-            reading,
-            "App. D.1",
-            "when m is relatively small, the performance of GKHR is similar to that of GKH",
-            "the 95 % interval of mean D within ±0.05 at the smallest budget (m/n = 1 %) for every distribution and n",
-            (FIGURE2,),
-            functools.partial(_by_alpha_reading, claim=b_figure2_similar_small_m, reading=reading),
-        )
-        for reading in ALPHA_READINGS
+    *_figure2_claims(
+        "B-F2-small",
+        "when m is relatively small, the performance of GKHR is similar to that of GKH",
+        "the 95 % interval of mean D within ±0.05 at the smallest budget (m/n = 1 %) for every distribution and n",
+        b_figure2_similar_small_m,
     ),
-    *(
-        Claim(
-            "B-F2-grow" + ("" if reading.startswith("α = 1") else "-mn"),
-            "B",
-            "Figure 2",
-            reading,
-            "App. D.1",
-            "the performance gap tends to grow as m grows",
-            "D significantly higher at m/n = 20 % than at 1 % for most (distribution, n)",
-            (FIGURE2,),
-            functools.partial(_by_alpha_reading, claim=b_figure2_gap_grows, reading=reading),
-        )
-        for reading in ALPHA_READINGS
+    *_figure2_claims(
+        "B-F2-grow",
+        "the performance gap tends to grow as m grows",
+        "D significantly higher at m/n = 20 % than at 1 % for most (distribution, n)",
+        b_figure2_gap_grows,
     ),
     Claim(
         "B-F3",
@@ -245,20 +235,12 @@ CLAIMS = (
         (TABLE5,),
         b_table5_rdss_faster,
     ),
-    *(
-        Claim(
-            "B-F2-low" + ("" if reading.startswith("α = 1") else "-mn"),
-            "B",
-            "Figure 2",
-            reading,
-            "App. D.1",
-            "under the low-budget setting, GKHR and GKH have similar performance on minimizing α-MMD over various type "
-            "of distributions",
-            "the 95 % interval of mean D within ±0.05 in every (distribution, n, m/n ≤ 20 %) cell",
-            (FIGURE2,),
-            functools.partial(_by_alpha_reading, claim=b_figure2_similar_low_budget, reading=reading),
-        )
-        for reading in ALPHA_READINGS
+    *_figure2_claims(
+        "B-F2-low",
+        "under the low-budget setting, GKHR and GKH have similar performance on minimizing α-MMD over various type "
+        "of distributions",
+        "the 95 % interval of mean D within ±0.05 in every (distribution, n, m/n ≤ 20 %) cell",
+        b_figure2_similar_low_budget,
     ),
     Claim(
         "B-cx-gkhr",
