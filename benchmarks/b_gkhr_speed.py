@@ -10,7 +10,7 @@ masked argmin. Two stronger numpy variants are timed too: the same with the kern
 (one matrix-vector product per step), in float64 and in float32 (BLAS). The ratio against each peer,
 measured side by side in this run, is printed; the gate is on the literal reference. sslkit's GKHR computes
 mu from upper-triangular tiles (each off-diagonal tile used twice) with the exponent from one float32 matrix
-product, multi-threaded by torch, and on the CPU caches kernel rows, 16 per pass over the features
+product, multi-threaded by torch, and on the CPU caches kernel rows, 32 per pass over the features
 (``lookahead``; :mod:`sslkit.select.herding` says why the loop is bound by those passes).
 
 Compute floors (printed with the fraction reached): mu needs the ``n^2 / 2`` distinct kernel values, ``d``

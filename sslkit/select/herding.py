@@ -18,14 +18,14 @@ On a GPU (``lookahead=1`` by default) each step is one matrix-vector product and
 the device (no host synchronisation per step). On a CPU one kernel row costs a full read of the features
 (memory-bound: a matrix-vector product over the 100 MB of the n = 50 000, d = 512 benchmark), while the
 rows of ``lookahead`` points cost about the same in one pass (:func:`~sslkit.select.kernel.kernel_rows`).
-So (``lookahead=16`` there) the loop keeps a cache of kernel rows: when the argmin's row is not cached, one
+So (``lookahead=32`` there) the loop keeps a cache of kernel rows: when the argmin's row is not cached, one
 pass computes it together with the rows of the next ``lookahead - 1`` smallest uncached entries of the
 objective (the likeliest next picks); rows stay cached until their point is picked or evicted. The rows are
 exact kernel rows, so the selection does not depend on the caching. Which point is picked next cannot be
 predicted much further ahead: on the benchmark's Gaussian features the pick of step p ranks about 4th in the
-objective of step p - 1 (90 % within the top 20) but about 80th five steps earlier, so 400 picks take ~130
-passes over the features (~2000 rows, five per pick): the loop is bound by those passes, not by its
-``m n d`` multiply-adds.
+objective of step p - 1 (90 % within the top 20) but about 80th five steps earlier, so 400 picks take ~100
+passes over the features (~3300 rows, eight per pick; 129 passes with 16 rows per pass, 74 with 64, whose
+passes cost more): the loop is bound by those passes, not by its ``m n d`` multiply-adds.
 Ties go to the smallest index (``torch.argmin``), so the result is deterministic given the features; no
 randomness is involved except the seeded subsample of the median bandwidth when ``n > bandwidth_samples``.
 
@@ -60,6 +60,11 @@ from sslkit.select.kernel import (
 )
 
 __all__ = ["GKHR", "GKH", "auto_alpha"]
+
+
+#: Kernel rows per pass over the features in the CPU loop (module docstring: on the n = 50 000, d = 512 benchmark
+#: 32 takes 102 passes and 3.5 s, 16 takes 129 passes and 4.1 s, 64 takes 74 dearer passes and 4.4 s; AVX2, 2 cores).
+CPU_LOOKAHEAD = 32
 
 
 def auto_alpha(m: int) -> float:
@@ -164,7 +169,9 @@ class _Herding:
         n, dev = Z.shape[0], Z.device
         amu = alpha * mu
         T = -amu.clone()  # S_0 = 0
-        lookahead = min(self.lookahead if self.lookahead is not None else (16 if dev.type == "cpu" else 1), n)
+        lookahead = min(
+            self.lookahead if self.lookahead is not None else (CPU_LOOKAHEAD if dev.type == "cpu" else 1), n
+        )
         if lookahead == 1:  # one kernel row per step; the index stays on the device (no host sync)
             indices = torch.empty(self.m, dtype=torch.long, device=dev)
             objective = torch.empty(self.m, dtype=torch.float64, device=dev)
@@ -209,7 +216,7 @@ class GKHR(_Herding):
       ``k(x,y) = exp(-||x-y||^2 / sigma^2)``.
     * ``m <= n``; ``m = n`` returns a permutation of all samples.
     * ``lookahead``: kernel rows computed per pass over the features in the greedy loop, cached (module
-      docstring; ``None`` = 16 on a CPU, 1 on a GPU: one row per step, no cache). Any value selects the
+      docstring; ``None`` = 32 on a CPU, 1 on a GPU: one row per step, no cache). Any value selects the
       same indices up to float rounding of near-ties (a product of fewer than 8 rows may round differently).
 
     Attributes after ``fit``: ``indices_`` (int64, distinct, selection order; the first is
