@@ -184,3 +184,26 @@ def test_train_with_curve_records_one_point_per_epoch_on_the_test_set_and_leaves
     wall, cpu = [p[0] for p in curve], [p[2] for p in curve]
     assert all(b > a for a, b in zip(wall, wall[1:])) and all(b >= a for a, b in zip(cpu, cpu[1:]))
     assert wall[-1] == pytest.approx(tr.timings_["train"], abs=1e-3)
+
+
+def test_readings_pair_by_seed_and_show_ci_and_p():
+    """Both readings of CRAIG's weights against Retrieve: paired on the seeds both have (a mean-1 reading with
+    seeds 0-1 against Retrieve's 0-2 pairs on 0-1), the cell shows verdict, 95 % CI and p."""
+    from sslkit.experiments.paper_c.report import readings, readings_table
+
+    def rec(method, seed, acc, mean1=False):
+        config = {"protocol": "cpu", "algorithm": "vat", "method": method, "fraction": 0.1}
+        if mean1:
+            config["normalize_weights"] = True
+        return {"config": config, "seed": seed, "metrics": {"test_acc": acc}}
+
+    records = [rec("retrieve", s, 90.0 + s) for s in range(3)]
+    records += [rec("craig", s, 80.0 + s + 0.1 * s * s) for s in range(3)]  # raw: ~10 points below, paired
+    records += [rec("craig", s, 95.0 + s, mean1=True) for s in range(2)]  # mean 1: 5 points above on 0-1
+    rd = readings(records, algorithms=("vat",), methods=("craig",))
+    raw, mean1 = rd[rd["reading"] == rd["reading"].iloc[0]].iloc[0], rd.iloc[1]
+    assert raw["verdict"] == "higher" and raw["seeds"] == 3 and ("p =" in raw["test"] or "p <" in raw["test"])
+    assert mean1["seeds"] == 2 and mean1["Retrieve"] == 90.5  # Retrieve on the shared seeds 0-1 only
+    assert mean1["Retrieve minus it"] == -5.0 and "95 % CI" in mean1["test"]
+    html = readings_table(rd, "vat")._repr_html_()
+    assert "95 % CI" in html and ("p =" in html or "p &lt;" in html or "p <" in html)

@@ -116,8 +116,9 @@ def claims_table(cl: pd.DataFrame, algorithm: str, caption=None):
 
 def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> pd.DataFrame:
     """CRAIG / GradMatch under both readings of their weights, each against Retrieve (same algorithm, budget and
-    seed; the one rule). One row per (algorithm, budget, method, reading): ``acc`` (mean), ``seeds``, Retrieve's
-    mean on the same seeds, the difference, the verdict ("higher" = Retrieve more accurate)."""
+    seed; the one rule, paired by seed on the seeds both have, Welch where fewer than two pair). One row per
+    (algorithm, budget, method, reading): ``accuracy`` (mean), ``seeds``, Retrieve's mean on the same seeds, the
+    difference, ``test`` (difference, 95 % CI and p) and the verdict ("higher" = Retrieve more accurate)."""
     accs: dict = {}
     for r in records:
         c = r["config"]
@@ -134,7 +135,13 @@ def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> 
             for m in methods:
                 for mean1, reading in READINGS.items():
                     other = accs.get((a, m, f, mean1), {})
-                    c = compare(ret, other) if other else None
+                    common = sorted(set(ret) & set(other))  # runs pair by seed: the same data draw and start
+                    pair = len(common) >= 2
+                    c = (
+                        compare({s: ret[s] for s in common}, {s: other[s] for s in common})
+                        if pair
+                        else (compare(ret, other) if other else None)
+                    )
                     out.append(
                         {
                             "algorithm": a,
@@ -145,6 +152,7 @@ def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> 
                             "accuracy": np.mean(list(other.values())) if other else np.nan,
                             "Retrieve": np.mean([ret[s] for s in other if s in ret]) if other else np.nan,
                             "Retrieve minus it": c.diff if c else np.nan,
+                            "test": c.short() if c else "",
                             "verdict": c.verdict if c else "no runs yet",
                         }
                     )
@@ -152,25 +160,32 @@ def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> 
 
 
 def readings_table(rd: pd.DataFrame, algorithm: str, caption=None):
-    """Both readings side by side for one algorithm: a row per (budget, method), the two readings' accuracy and
-    verdict against Retrieve next to each other."""
+    """Both readings one under the other for one algorithm: a row per (budget, method, reading), its accuracy
+    and Retrieve's difference from it (verdict, 95 % CI, p). Long rather than wide: the test text is long, and
+    two readings side by side would not fit the page's column."""
     d = rd[rd["algorithm"] == algorithm]
     rows = []
     for (b, m), g in d.groupby(["budget", "method"], sort=False):
-        row = {"budget": b, "method": m}
         for short, reading in (("raw", READINGS[False]), ("mean 1", READINGS[True])):
             x = g[g["reading"] == reading]
             if x.empty:
                 continue
             x = x.iloc[0]
-            acc = "–" if x["seeds"] == 0 else f"{x['accuracy']:.2f} ({x['seeds']} seeds)"
-            row[f"{short}: accuracy"] = acc
-            row[f"{short}: Retrieve vs it"] = (
-                x["verdict"] if x["seeds"] == 0 else (f"{x['verdict']} ({x['Retrieve minus it']:+.2f})")
+            none = x["seeds"] == 0
+            rows.append(
+                {
+                    "budget": b,
+                    "method": m,
+                    "weights": short,
+                    "accuracy": "–" if none else f"{x['accuracy']:.2f} ({x['seeds']} seeds)",
+                    "Retrieve minus it": x["verdict"] if none else f"{x['verdict']}: {x['test']}",
+                }
             )
-        rows.append(row)
     return book_table(
-        pd.DataFrame(rows), first=["budget", "method"], order={"budget": [], "method": ["craig"]}, caption=caption
+        pd.DataFrame(rows),
+        first=["budget", "method", "weights"],
+        order={"budget": [], "method": ["craig"], "weights": ["raw", "mean 1"]},
+        caption=caption,
     )
 
 
@@ -220,37 +235,39 @@ def label(name: str) -> str:
 
 
 def robust_readings(rows, fractions=None, caption=None):
-    """The robust-SSL page's two readings of CRUST's weights side by side: per (budget, OOD ratio), CRUST with
-    CORDS' raw
+    """The robust-SSL page's two readings of CRUST's weights: per (budget, OOD ratio), CRUST with CORDS' raw
     weights and with weights scaled to mean 1 (rows of method ``crust`` and ``crust_mean1`` from
-    :func:`~.robust.robust_rows`), each with its seeds, its mean accuracy and Retrieve's verdict against it by the
-    one rule (same budget, ratio and seed). Returns ``(book table, frame)``."""
+    :func:`~.robust.robust_rows`), one row each, with its seeds, its mean accuracy, Retrieve's mean on the same
+    seeds and Retrieve's difference from it by the one rule (paired by seed on the seeds both have; verdict,
+    95 % CI, p). Returns ``(book table, frame)``."""
     from .robust import FRACTIONS as ROBUST_FRACTIONS
+
+    def accs(method, f, ratio):
+        return {
+            r["seed"]: r["test_acc"] for r in rows if (r["method"], r["fraction"], r["ratio"]) == (method, f, ratio)
+        }
 
     out = []
     for f in fractions or ROBUST_FRACTIONS:
         for ratio in sorted({r["ratio"] for r in rows}):
-            ret = {
-                r["seed"]: r["test_acc"]
-                for r in rows
-                if (r["method"], r["fraction"], r["ratio"]) == ("retrieve", f, ratio)
-            }
+            ret = accs("retrieve", f, ratio)
             if not ret:
                 continue
-            row = {"budget": budget(f), "OOD ratio": f"{round(100 * ratio)} %"}
             for method, short in (("crust", "raw"), ("crust_mean1", "mean 1")):
-                other = {
-                    r["seed"]: r["test_acc"]
-                    for r in rows
-                    if (r["method"], r["fraction"], r["ratio"]) == (method, f, ratio)
-                }
+                row = {"budget": budget(f), "OOD ratio": f"{round(100 * ratio)} %", "CRUST weights": short}
+                other = accs(method, f, ratio)
                 if not other:
-                    row[f"{short}: CRUST"], row[f"{short}: Retrieve vs it"] = "–", "no runs yet"
+                    out.append({**row, "CRUST": "–", "Retrieve": "–", "Retrieve minus CRUST": "no runs yet"})
                     continue
-                c = compare(ret, other)
-                row[f"{short}: CRUST"] = f"{np.mean(list(other.values())):.2f} ({len(other)} seeds)"
-                row[f"{short}: Retrieve vs it"] = f"{c.verdict} ({c.diff:+.2f})"
-            row["Retrieve"] = f"{np.mean(list(ret.values())):.2f} ({len(ret)} seeds)"
-            out.append(row)
+                common = sorted(set(ret) & set(other))
+                if len(common) >= 2:
+                    c = compare({s: ret[s] for s in common}, {s: other[s] for s in common})
+                    ret_mean = np.mean([ret[s] for s in common])
+                else:
+                    c, ret_mean = compare(ret, other), np.mean(list(ret.values()))
+                row["CRUST"] = f"{np.mean(list(other.values())):.2f} ({len(other)} seeds)"
+                row["Retrieve"] = f"{ret_mean:.2f}"
+                row["Retrieve minus CRUST"] = f"{c.verdict}: {c.short()}"
+                out.append(row)
     frame = pd.DataFrame(out)
-    return book_table(frame, first=["budget", "OOD ratio"], caption=caption), frame
+    return book_table(frame, first=["budget", "OOD ratio", "CRUST weights"], caption=caption), frame
