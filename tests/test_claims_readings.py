@@ -272,3 +272,40 @@ def test_per_paper_level_counts_add_up():
     assert counts["total"].sum() == len(table) and list(counts.columns) == [*L.VERDICTS, "total"]
     for paper in ("A", "B", "C"):
         assert counts.loc[paper, "total"].sum() == (table["paper"] == paper).sum()
+
+
+def test_energy_is_estimated_from_both_clocks_and_decides_only_where_they_agree():
+    """C-G4-energy without energy counters: Full's energy over Retrieve's lies between the CPU-time and the
+    wall-time ratio for any power model a CPU + b wall; holds / does not hold only when both ends say so; measured
+    energy, where a record has it, is used instead."""
+    from sslkit.experiments.paper_c.claims_cost import ENERGY, c_energy_31x
+
+    def rec(method, seed, cpu, wall, acc, energy=None):
+        config = {"protocol": "cpu", "algorithm": "vat", "method": method, "fraction": 1.0 if method == "full" else 0.1}
+        metrics = {"cpu_seconds": cpu, "seconds": wall, "test_acc": acc}
+        if energy is not None:
+            metrics[ENERGY] = energy
+        return {"config": config, "seed": seed, "metrics": metrics}
+
+    def runs(ratio_cpu, ratio_wall, energy=False):
+        out = []
+        for s, jitter in enumerate((0.0, 0.1, -0.1)):
+            out.append(rec("full", s, 100.0, 100.0, 97.0, energy=1000.0 if energy else None))
+            out.append(
+                rec(
+                    "retrieve",
+                    s,
+                    100.0 / (ratio_cpu + jitter),
+                    100.0 / (ratio_wall + jitter),
+                    96.9 + jitter,
+                    energy=1000.0 / (ratio_cpu + jitter) if energy else None,
+                )
+            )
+        return out
+
+    verdict, why = c_energy_31x(runs(6.0, 5.0))
+    assert verdict == "holds" and why.startswith("estimated") and "cpu seconds ratio" in why
+    assert c_energy_31x(runs(1.5, 1.2))[0] == "does not hold"
+    assert c_energy_31x(runs(6.0, 1.2))[0] == "not resolved"  # the two ends disagree: the constants would decide
+    verdict, why = c_energy_31x(runs(6.0, 1.2, energy=True))  # measured: the counters decide
+    assert verdict == "holds" and not why.startswith("estimated") and "energy ratio" in why
