@@ -110,7 +110,13 @@ def test_run_refuses_what_it_cannot_do(tmp_path):
 
 # one cheap experiment per paper, narrowed by the CLI's grid options
 QUICK_RUNS = {
-    "A": ["supervised_baseline", "--seeds", "0", "-o", "datasets=banknote"],
+    "A": [
+        "supervised_baseline",
+        "--seeds",
+        "0",
+        "-o",
+        "datasets=breast_cancer",
+    ],  # ships with scikit-learn: runs with no data folder
     "B": ["b_figure3", "--seeds", "0"],
     "C": ["c_tradeoff", "--seeds", "0", "-o", "algorithms=vat", "-o", "methods=full,random"],
 }
