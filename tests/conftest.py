@@ -8,12 +8,24 @@ test_select.py and test_select_baselines.py still define their own copy (autouse
 ``numpy_default_errstate`` (every test): the test starts with numpy's default floating-point error state. An
 oracle package that changes it at import (CORDS calls ``np.seterr(all="raise")``) would otherwise turn an
 underflow in any later test into an error, or hide one; import such packages with ``oracles.import_quietly``.
+
+Hypothesis (the property tests of test_risk*.py) draws its examples from a fixed seed (profile ``repeatable``,
+the default): a test run is the same run on every machine and every rerun, so a failure is reproducible and a
+passing CI is not luck of the draw. ``HYPOTHESIS_PROFILE=explore`` draws fresh examples (and more of them) to
+search for counterexamples; a counterexample found that way becomes an ``@example`` of its test.
 """
+
+import os
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import settings
 from oracles import NUMPY_DEFAULT_ERRSTATE
+
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", max_examples=500)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture

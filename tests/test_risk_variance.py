@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize, minimize_scalar
 
@@ -126,6 +126,7 @@ def test_theorem2_quadratic_form_and_theorem3_identities(seed, k):
 # ----------------------------------------------------------------------------- Theorem 3
 @settings(max_examples=15, deadline=None)
 @given(SEEDS, KS, st.booleans())
+@example(seed=31511, k=5, finite_u=False)  # BFGS stopped 1.6e-4 from a* along a nearly flat direction
 def test_optimal_a_equals_numerical_minimiser(seed, k, finite_u):
     m = Discrete(seed, k)
     kw = dict(n_unlabeled=50, unlabeled_covariance=m.C_u) if finite_u else {}
