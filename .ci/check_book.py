@@ -206,6 +206,26 @@ def chromium_checks(browser: str, pages: list[str] | None = None) -> list[str]:
     return problems
 
 
+#: Layout problems found by the first check over every page (a fresh no-data build, 2026-12-02) and not fixed yet:
+#: each line "page | table N" or "page | image N" (issue 21 keeps them open). They are printed as KNOWN, not
+#: failed; any other problem fails, so the list can only shrink. Leaks (tracebacks, paths, placeholders) are never
+#: listed here.
+KNOWN = ROOT / ".ci" / "book_known_layout.txt"
+
+
+def known_layout() -> set[str]:
+    if not KNOWN.exists():
+        return set()
+    lines = (line.split("#")[0].strip() for line in KNOWN.read_text().splitlines())
+    return {line for line in lines if line}
+
+
+def layout_key(problem: str) -> str | None:
+    """``"page | table N"`` / ``"page | image N"`` of a table-overflow or caption problem, else None."""
+    m = re.match(r"(\S+): (table|image) (\d+) \(", problem)
+    return f"{m.group(1)} | {m.group(2)} {m.group(3)}" if m else None
+
+
 def main(pages: list[str]) -> int:
     problems = static_checks()
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -213,10 +233,19 @@ def main(pages: list[str]) -> int:
         problems += chromium_checks(browser, pages)
     else:
         print("  chromium not installed: static HTML checks only")
+    known = known_layout()
+    failing = [p for p in problems if layout_key(p) not in known]
     for p in problems:
-        print("FAIL:", p)
-    print("rendered book:", "OK" if not problems else f"{len(problems)} problem(s)")
-    return 1 if problems else 0
+        print("FAIL:" if p in failing else "KNOWN (issue 21):", p)
+    seen = {layout_key(p) for p in problems}
+    for k in sorted(known - seen):
+        print(f"fixed, remove from {KNOWN.name}: {k}")
+    print(
+        "rendered book:",
+        "OK" if not failing else f"{len(failing)} problem(s)",
+        f"({len(problems) - len(failing)} known layout problem(s) left)" if len(problems) > len(failing) else "",
+    )
+    return 1 if failing else 0
 
 
 if __name__ == "__main__":
