@@ -86,6 +86,17 @@ FRACTIONS = (0.1, 0.5)
 _SGD = {"optimizer": "sgd", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4, "schedule": "cosine"}
 #: the schedule and model the two quick protocols share (digits, an MLP, 20 epochs, a selection every 4)
 _QUICK = {"model": "mlp", "epochs": 20, "every": 4, "kappa": 0.5, "batch_size": 50, "vat_eps": 1.0, **_SGD}
+#: the schedule and model the two CPU stand-ins share (MNIST, paper C's CNN, 4 epochs, a selection every epoch)
+_CPU = {
+    "model": "paper_c_cnn",
+    "epochs": 4,
+    "every": 1,
+    "kappa": 0.5,
+    "batch_size": 50,
+    "vat_eps": 2.0,
+    **_SGD,
+    "lr": 0.003,
+}
 PROTOCOLS = {
     "quick": {
         "dataset": "digits",
@@ -108,14 +119,7 @@ PROTOCOLS = {
         "scenario": "ood",
         "split": {**OOD_PRESETS["mnist"], "n_val": 0},
         "ratios": PAPER_C_OOD_RATIOS,
-        "model": "paper_c_cnn",
-        "epochs": 4,
-        "every": 1,
-        "kappa": 0.5,
-        "batch_size": 50,
-        "vat_eps": 2.0,
-        **_SGD,
-        "lr": 0.003,
+        **_CPU,
     },
     # the class-imbalance stand-in (issue 23): the cpu protocol's MNIST, CNN and schedule, with paper C's imbalance
     # (classes 0-4 rarer by the ratio, in the labeled and the unlabeled set) instead of OOD samples; 100 labels
@@ -126,14 +130,7 @@ PROTOCOLS = {
         "scenario": "imbalance",
         "split": dict(imbalanced_classes=(0, 1, 2, 3, 4), n_labeled=100, n_unlabeled=25000, n_val=0),
         "ratios": PAPER_C_IMBALANCE_RATIOS,
-        "model": "paper_c_cnn",
-        "epochs": 4,
-        "every": 1,
-        "kappa": 0.5,
-        "batch_size": 50,
-        "vat_eps": 2.0,
-        **_SGD,
-        "lr": 0.003,
+        **_CPU,
     },
     "paper_mnist_ood": {
         "dataset": "mnist",
