@@ -114,6 +114,18 @@ def claims_table(cl: pd.DataFrame, algorithm: str, caption=None):
     return book_table(wide, first="Retrieve against", order={"Retrieve against": list(BASELINES)}, caption=caption)
 
 
+def retrieve_against(ret: dict, other: dict):
+    """Retrieve's per-seed accuracies ``ret`` against a baseline's ``other`` by the one rule: paired by seed on the
+    seeds both ran (the same data draw and start) when at least two pair, else Welch on all. Returns the
+    :class:`~..report.stats.Comparison` and Retrieve's mean on the seeds compared."""
+    common = sorted(set(ret) & set(other))
+    if len(common) >= 2:
+        return compare({s: ret[s] for s in common}, {s: other[s] for s in common}), float(
+            np.mean([ret[s] for s in common])
+        )
+    return compare(ret, other), float(np.mean(list(ret.values())))
+
+
 def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> pd.DataFrame:
     """CRAIG / GradMatch under both readings of their weights, each against Retrieve (same algorithm, budget and
     seed; the one rule, paired by seed on the seeds both have, Welch where fewer than two pair). One row per
@@ -135,13 +147,7 @@ def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> 
             for m in methods:
                 for mean1, reading in READINGS.items():
                     other = accs.get((a, m, f, mean1), {})
-                    common = sorted(set(ret) & set(other))  # runs pair by seed: the same data draw and start
-                    pair = len(common) >= 2
-                    c = (
-                        compare({s: ret[s] for s in common}, {s: other[s] for s in common})
-                        if pair
-                        else (compare(ret, other) if other else None)
-                    )
+                    c, ret_mean = retrieve_against(ret, other) if other else (None, np.nan)
                     out.append(
                         {
                             "algorithm": a,
@@ -150,7 +156,7 @@ def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> 
                             "reading": reading,
                             "seeds": len(other),
                             "accuracy": np.mean(list(other.values())) if other else np.nan,
-                            "Retrieve": np.mean([ret[s] for s in other if s in ret]) if other else np.nan,
+                            "Retrieve": ret_mean,
                             "Retrieve minus it": c.diff if c else np.nan,
                             "test": c.short() if c else "",
                             "verdict": c.verdict if c else "no runs yet",
@@ -263,12 +269,7 @@ def robust_readings(rows, fractions=None, caption=None):
                 if not other:
                     out.append({**row, "CRUST": "–", "Retrieve": "–", "Retrieve minus CRUST": "no runs yet"})
                     continue
-                common = sorted(set(ret) & set(other))
-                if len(common) >= 2:
-                    c = compare({s: ret[s] for s in common}, {s: other[s] for s in common})
-                    ret_mean = np.mean([ret[s] for s in common])
-                else:
-                    c, ret_mean = compare(ret, other), np.mean(list(ret.values()))
+                c, ret_mean = retrieve_against(ret, other)
                 row["CRUST"] = f"{np.mean(list(other.values())):.2f} ({len(other)} seeds)"
                 row["Retrieve"] = f"{ret_mean:.2f}"
                 row["Retrieve minus CRUST"] = f"{c.verdict}: {c.short()}"
