@@ -126,16 +126,19 @@ def kernel_row(Z: torch.Tensor, z_partner: torch.Tensor) -> torch.Tensor:
     return torch.mv(Z, z_partner).clamp_(max=0.0).exp_()
 
 
-def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 1024) -> torch.Tensor:
+def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 4096) -> torch.Tensor:
     """Kernel rows ``k(b_r, x_i)`` (``len(partners) x n``) of partner rows ``b_r`` against all lifted rows of ``Z``.
 
-    One pass over ``Z`` in column chunks of ``chunk`` rows: each chunk's exponents come from one matrix
-    product and are exponentiated while they are in cache. (The values are those of
-    ``kernel_tile``-style products ``partners @ Z.T``: the chunks split the columns, not the sums.)
+    One pass over ``Z`` in chunks of ``chunk`` rows: each chunk's exponents come from one matrix product
+    ``Z_chunk @ partners.T`` (with the partners transposed once, contiguous: on a CPU the tall product is about
+    a quarter faster than ``partners @ Z_chunk.T`` and gives the same bits) and are exponentiated while they
+    are in cache. The chunks split the rows of ``Z``, not the sums, so every value is the one
+    ``kernel_tile`` gives.
     """
     out = torch.empty(partners.shape[0], Z.shape[0], dtype=Z.dtype, device=Z.device)
+    PT = partners.T.contiguous()
     for s in range(0, Z.shape[0], chunk):
-        out[:, s : s + chunk] = (partners @ Z[s : s + chunk].T).clamp_(max=0.0).exp_()
+        out[:, s : s + chunk] = (Z[s : s + chunk] @ PT).clamp_(max=0.0).exp_().T
     return out
 
 
@@ -150,18 +153,28 @@ def _tile_sums(T: torch.Tensor, dim: int) -> torch.Tensor:
     return (T @ ones if dim == 1 else ones @ T).to(torch.float64)
 
 
+def _partner_blocks(Z: torch.Tensor, block_size: int) -> list[torch.Tensor]:
+    """The partner rows of ``Z`` (:func:`partner`) by blocks of ``block_size`` rows, each transposed and
+    contiguous (``(d + 2) x block``): a tile is then ``Za @ block``, which on a CPU runs about 10-20 % faster
+    than ``Za @ partner(Zb).T`` on a transposed view and gives the same bits. Memory: one more copy of ``Z``."""
+    return [partner(Z[j : j + block_size]).T.contiguous() for j in range(0, Z.shape[0], block_size)]
+
+
 def symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
     """``sum_j k(x_i, x_j)`` (diagonal included) by upper-triangular tiles, accumulated in float64.
 
     Each off-diagonal tile is computed once and used twice (its row sums and its column sums), which
-    halves the work of the dense ``n x n`` computation; memory is one ``block x block`` tile.
+    halves the work of the dense ``n x n`` computation; memory is one ``block x block`` tile plus the
+    transposed partner rows (:func:`_partner_blocks`).
     """
     n = Z.shape[0]
+    blocks = _partner_blocks(Z, block_size)
     sums = torch.zeros(n, dtype=torch.float64, device=Z.device)
-    for i in range(0, n, block_size):
+    for bi, i in enumerate(range(0, n, block_size)):
         Zi = Z[i : i + block_size]
-        for j in range(i, n, block_size):
-            T = kernel_tile(Zi, Z[j : j + block_size])
+        for bj in range(bi, len(blocks)):
+            j = bj * block_size
+            T = (Zi @ blocks[bj]).clamp_(max=0.0).exp_()
             sums[i : i + block_size] += _tile_sums(T, 1)
             if j != i:
                 sums[j : j + block_size] += _tile_sums(T, 0)
@@ -170,10 +183,11 @@ def symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
 
 def cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch.Tensor:
     """``sum_j k(a_i, b_j)`` for every row of ``Za`` (accumulated in float64), by tiles of ``block x block``."""
+    blocks = _partner_blocks(Zb, block_size)
     sums = torch.zeros(Za.shape[0], dtype=torch.float64, device=Za.device)
     for i in range(0, Za.shape[0], block_size):
-        for j in range(0, Zb.shape[0], block_size):
-            sums[i : i + block_size] += _tile_sums(kernel_tile(Za[i : i + block_size], Zb[j : j + block_size]), 1)
+        for block in blocks:
+            sums[i : i + block_size] += _tile_sums((Za[i : i + block_size] @ block).clamp_(max=0.0).exp_(), 1)
     return sums
 
 
