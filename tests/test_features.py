@@ -353,6 +353,43 @@ def test_clip_weight_download_failure_is_explained(monkeypatch):
         extract_features(_images(2), "clip_vit_b32", clip_backend="open_clip", cache=False)
 
 
+def test_killed_network_extraction_resumes_at_its_first_missing_chunk(tmp_path, monkeypatch):
+    """A network extracts chunk by chunk and keeps each finished chunk: a run killed in its third chunk loses the
+    first two, the next call computes only what is missing, the result equals an uninterrupted run, and the
+    parts are gone once the whole entry is saved. A damaged part is recomputed, never trusted."""
+
+    def fake(images, dev, batch_size):  # a per-image "network": features depend on the image only
+        x = images.reshape(len(images), -1).astype(np.float32)
+        return np.stack([x.mean(1), x.std(1), x[:, 0]], axis=1)
+
+    monkeypatch.setattr(E, "CHUNK_BATCHES", 2)
+    X = _images(25)  # batch_size 3: chunks of 6 images -> 5 chunks (6, 6, 6, 6, 1)
+    calls = []
+
+    def killed_in_third_chunk(images, dev, batch_size):
+        calls.append(len(images))
+        if len(calls) == 3:
+            raise KeyboardInterrupt("killed")
+        return fake(images, dev, batch_size)
+
+    monkeypatch.setitem(E._COMPUTE, "efficientnet_lite0", killed_in_third_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        extract_features(X, "efficientnet_lite0", batch_size=3, cache_dir=tmp_path)
+    assert sorted(p.name.split(".part")[1] for p in tmp_path.glob("*.part*.npy")) == ["0-6.npy", "6-12.npy"]
+    # damage the second part: it must be recomputed
+    second = next(tmp_path.glob("*.part6-12.npy"))
+    second.write_bytes(second.read_bytes()[:-4] + b"\x00\x00\x80\x7f")
+    calls.clear()
+    monkeypatch.setitem(E._COMPUTE, "efficientnet_lite0", lambda im, d, b: calls.append(len(im)) or fake(im, d, b))
+    a = extract_features(X, "efficientnet_lite0", batch_size=3, cache_dir=tmp_path)
+    assert calls == [6, 6, 6, 1]  # the damaged part and the three never computed; not the first
+    np.testing.assert_array_equal(a, fake(X, None, 3))
+    assert not list(tmp_path.glob("*.part*")) and len(list(tmp_path.glob("*.npy"))) == 1
+    calls.clear()
+    np.testing.assert_array_equal(extract_features(X, "efficientnet_lite0", batch_size=3, cache_dir=tmp_path), a)
+    assert calls == []
+
+
 # --------------------------------------------------------------------------------- EfficientNet-Lite0
 
 

@@ -106,6 +106,7 @@ def extract_features(
         ``"transformers"``.
     seed : ``pixels_pca`` only, when N and the pixel values per image both exceed 4096: seed of the randomised SVD.
     cache : read and write the on-disk cache (see :mod:`sslkit.features.cache` for the key and location).
+        Networks save their features chunk by chunk (:data:`CHUNK_BATCHES`), so a killed extraction resumes.
     cache_key : a readable label for the cache file name, e.g. ``"cifar10-train"`` (default ``"images"``);
         the images' sha256 is part of the key anyway.
     cache_dir : overrides the cache location.
@@ -135,15 +136,11 @@ def extract_features(
 
     start = time.perf_counter()
     run = _COMPUTE[extractor]
-    if extractor == "clip_vit_b32":
-        feats = run(images, dev, batch_size, clip_output=clip_output, backend=clip_backend)
-    elif extractor == "pixels_pca":
-        feats = run(images, dev, pca_dim=pca_dim, seed=seed)
+    if extractor == "pixels_pca":  # one projection fitted on all images: not separable into chunks
+        feats = _checked(run(images, dev, pca_dim=pca_dim, seed=seed), len(images), extractor)
     else:
-        feats = run(images, dev, batch_size)
-    feats = np.ascontiguousarray(feats, dtype=np.float32)
-    if feats.ndim != 2 or feats.shape[0] != len(images) or not np.isfinite(feats).all():
-        raise RuntimeError(f"extractor {extractor!r} returned an invalid array of shape {feats.shape}")
+        kw = {"clip_output": clip_output, "backend": clip_backend} if extractor == "clip_vit_b32" else {}
+        feats = _in_chunks(lambda part: run(part, dev, batch_size, **kw), images, batch_size, extractor, path)
     seconds = time.perf_counter() - start
     if verbose:
         print(f"features: {extractor} computed on {dev} in {seconds:.1f} s, shape {feats.shape}")
@@ -159,7 +156,40 @@ def extract_features(
                 "seconds": round(seconds, 3),
             },
         )
+        for part in path.parent.glob(f"{path.stem}.part*"):
+            part.unlink(missing_ok=True)
     return feats
+
+
+#: A network extracts ``CHUNK_BATCHES * batch_size`` images at a time; with the cache on, each chunk is saved as
+#: it completes, so a killed extraction resumes at its first missing chunk. The batches are the same as without
+#: chunks (a chunk holds whole batches), so the features are too.
+CHUNK_BATCHES = 32
+
+
+def _checked(feats, rows: int, extractor: str) -> np.ndarray:
+    feats = np.ascontiguousarray(feats, dtype=np.float32)
+    if feats.ndim != 2 or feats.shape[0] != rows or not np.isfinite(feats).all():
+        raise RuntimeError(f"extractor {extractor!r} returned an invalid array of shape {feats.shape}")
+    return feats
+
+
+def _in_chunks(run, images, batch_size: int, extractor: str, path) -> np.ndarray:
+    """``run`` (a network's per-image features) over ``images`` in chunks of :data:`CHUNK_BATCHES` batches; with a
+    cache ``path`` each finished chunk is kept next to it (``<entry>.part<start>-<stop>.npy`` with its checked
+    record) and reused by the next call, until the whole entry is saved and the parts are removed."""
+    chunk = CHUNK_BATCHES * batch_size
+    parts = []
+    for start in range(0, len(images), chunk):
+        stop = min(start + chunk, len(images))
+        part = None if path is None else path.with_name(f"{path.stem}.part{start}-{stop}.npy")
+        feats = None if part is None else _cache.load(part, expected_rows=stop - start)
+        if feats is None:
+            feats = _checked(run(images[start:stop]), stop - start, extractor)
+            if part is not None:
+                _cache.save(part, feats, {"part_of": path.name, "rows": [start, stop]})
+        parts.append(feats)
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 # ----------------------------------------------------------------------------------------------- checks
