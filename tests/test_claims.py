@@ -197,6 +197,23 @@ def test_table1_rdss_observations():
     assert CB.b_table1_rdss_vs_stratified(noisy)[0] == C.OPEN
 
 
+def test_table1_pools_are_never_one_cell():
+    """The stand-in's whole-pool records (``pool="full"``) are their own settings: at the same (algorithm, m) as the
+    subset's they are not pooled with them (RDSS wins on the subset and loses on the whole pool: the claim fails in
+    the whole pool's settings, which pooling would have hidden)."""
+    subset = b_table1({"RDSS": 60.0, "USL": 55.0}, budgets=(40,))
+    full = [
+        {**r, "config": {**r["config"], "pool": "full"}}
+        for r in b_table1({"RDSS": 50.0, "USL": 55.0}, budgets=(40, 4000))
+    ]
+    rows = CB._table1_rows(subset + full)
+    assert sorted({k[1:] for k in rows}) == [("cifar10", 40), (CB.FULL_POOL_LABEL, 40), (CB.FULL_POOL_LABEL, 4000)]
+    assert all(len(seeds) == 4 for row in rows.values() for seeds in row.values())
+    assert CB.b_table1_rdss_highest(subset)[0] == C.HOLDS
+    verdict, evidence = CB.b_table1_rdss_highest(subset + full)
+    assert verdict == C.FAILS and "50 000 pool" in evidence
+
+
 def test_figure2_similar_at_small_m():
     def recs(d_small):
         return [

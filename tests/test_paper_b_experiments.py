@@ -173,3 +173,25 @@ def test_wrn_ssl_training_smoke():
     assert out["labeled_classes"] == 3 and out["steps"] == 1 and 0 <= out["test_acc"] <= 100
     with pytest.raises(ValueError, match="protocol must be one of"):
         pb.table4_ssl_run("1", 40, 0, protocol="fast")
+
+
+def test_table1_full_pool_reading_is_the_papers_cifar10_budgets_on_the_jpeg_pool():
+    """Table 1's head stand-in on the whole CIFAR-10 pool: a reading of the cpu scale whose every configuration
+    reads the 50 000-image JPEG copy at the paper's three CIFAR-10 budgets, apart from the lossless subset's grid."""
+    from sslkit.experiments import catalog
+    from sslkit.experiments.paper_b import runs as R
+    from sslkit.experiments.paper_b.ssl import TABLE1_ALGORITHMS, TABLE1_BUDGETS, TABLE1_SELECTORS
+
+    scale = catalog.get("b_table1").scales["cpu"]
+    full = [c for c in scale.configs() if c.get("pool") == "full"]
+    assert sorted({c["m"] for c in full}) == list(TABLE1_BUDGETS["CIFAR-10"]) == [40, 250, 4000]
+    assert len(full) == 3 * len(TABLE1_SELECTORS) * len(TABLE1_ALGORITHMS)
+    assert {scale.data_of(c) for c in full} == {"cifar10/jpeg"}
+    assert {scale.reading_of(c).name for c in full} == {"50 000-image pool"}
+    subset = [c for c in scale.configs() if "pool" not in c]
+    assert subset and {scale.data_of(c) for c in subset} == {"cifar10/lossless"}
+    assert all(scale.reading_of(c) is None for c in subset)
+    assert R.head_data("full") == {"cifar10": {"n_pool": None, "n_test": None, "variant": "jpeg"}}
+    assert set(R.head_data()) == {"mnist", "cifar10"}
+    with pytest.raises(ValueError, match="no head-protocol data for dataset 'mnist' with pool 'full'"):
+        R.table1_head_run("mnist", "pixels_pca", "Random", "FlexMatch", 40, 0, pool="full")

@@ -10,21 +10,29 @@ import functools
 from .ssl import TABLE1_DATASETS, USB_PROTOCOL, table1_run
 from .timing import defects_run, random_init_features, table5_timing_run
 
-#: the data of each dataset of the CPU stand-in (the head protocol): MNIST's first 4000 / 2000 images, the
-#: lossless CIFAR-10 subset
+#: the data of each (dataset, pool) of the CPU stand-in (the head protocol): MNIST's first 4000 / 2000 images, the
+#: lossless CIFAR-10 subset (4 000 / 1 000 images, pool "subset"), and the paper's whole CIFAR-10 pool, 50 000 / 10 000
+#: images from the lossy JPEG q75 copy (pool "full": the only full copy offline)
 HEAD_DATA = {
-    "mnist": {"n_pool": 4000, "n_test": 2000, "variant": None},
-    "cifar10": {"n_pool": None, "n_test": None, "variant": "lossless"},
+    ("mnist", "subset"): {"n_pool": 4000, "n_test": 2000, "variant": None},
+    ("cifar10", "subset"): {"n_pool": None, "n_test": None, "variant": "lossless"},
+    ("cifar10", "full"): {"n_pool": None, "n_test": None, "variant": "jpeg"},
 }
 
 
-def table1_head_run(
-    dataset: str, extractor: str, selector: str, algorithm: str, m: int, seed: int, *, device="cpu"
-) -> dict:
-    """One cell of Table 1's CPU stand-in: :func:`table1_run` with the head protocol on :data:`HEAD_DATA`."""
-    return table1_run(
-        dataset, selector, algorithm, m, seed, protocol="head", extractor=extractor, device=device, **HEAD_DATA[dataset]
-    )
+def head_data(pool: str = "subset") -> dict:
+    """``{dataset: load options}`` of :data:`HEAD_DATA` for one ``pool``."""
+    return {d: opts for (d, p), opts in HEAD_DATA.items() if p == pool}
+
+
+def table1_head_run(dataset, extractor, selector, algorithm, m, seed, *, pool="subset", device="cpu") -> dict:
+    """One cell of Table 1's CPU stand-in: :func:`table1_run` with the head protocol on :data:`HEAD_DATA`
+    (``pool``: ``"subset"``, or ``"full"`` for CIFAR-10's 50 000 training images)."""
+    if (dataset, pool) not in HEAD_DATA:
+        known = sorted(HEAD_DATA)
+        raise ValueError(f"no head-protocol data for dataset {dataset!r} with pool {pool!r}; known: {known}")
+    kw = dict(HEAD_DATA[dataset, pool], protocol="head", extractor=extractor, device=device)
+    return table1_run(dataset, selector, algorithm, m, seed, **kw)
 
 
 def table1_paper_run(
