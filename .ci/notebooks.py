@@ -3,13 +3,15 @@
 * papermill: each registered reproducible notebook runs through ``sslkit reproduce NAME --scale quick``
   (the same path a reader uses); any other notebook (theory pages) runs through papermill directly.
   Executed copies land in ``_build/ci/papermill`` (kept as CI artefacts).
-* nbval: the committed ``notebooks/*.ipynb`` twins are re-executed and checked. Notebooks whose MyST
-  header says ``sslkit: {nbval: strict}`` are compared cell by cell against their committed outputs
-  (floats, addresses and temp paths sanitised by ``tests/nbval_sanitize.cfg``); the rest run under
-  ``--nbval-lax`` (every cell must execute without error). Strict comparison needs the real datasets the
-  committed outputs were made with, so it falls back to lax when ``SSLKIT_DATA_DIR`` is not set.
+* nbval: notebooks whose MyST header says ``sslkit: {nbval: strict}`` have their committed ``.ipynb`` twins
+  re-executed and compared cell by cell against their committed outputs (floats, addresses and temp paths
+  sanitised by ``tests/nbval_sanitize.cfg``). The rest are "lax" (every cell must execute without error): papermill
+  has just executed exactly that, the same code cells as the twin's (checked here, as in
+  ``tests/test_notebooks_paired.py``), so ``--nbval-lax`` would only execute them a second time; it runs only with
+  ``--lax-again``. Strict comparison needs the real datasets the committed outputs were made with, so without
+  ``SSLKIT_DATA_DIR`` a strict notebook is lax too.
 
-Run from the repository root with the venv's python: ``python .ci/notebooks.py [NAME_FILTER]``.
+Run from the repository root with the venv's python: ``python .ci/notebooks.py [--lax-again] [NAME_FILTER]``.
 """
 
 from __future__ import annotations
@@ -61,7 +63,19 @@ def run_papermill(md: Path, names: dict) -> None:
     )
 
 
+def same_code(md: Path, twin: Path) -> bool:
+    """The twin's code cells are the source's (what papermill executed), in order."""
+    import nbformat
+
+    def code(nb):
+        return [c.source.strip() for c in nb.cells if c.cell_type == "code"]
+
+    return code(jupytext.read(md)) == code(nbformat.read(twin, as_version=4))
+
+
 def main(argv: list[str]) -> int:
+    lax_again = "--lax-again" in argv
+    argv = [a for a in argv if a != "--lax-again"]
     pattern = argv[0] if argv else ""
     OUT.mkdir(parents=True, exist_ok=True)
     sources = sorted(p for p in (ROOT / "notebooks").glob("*.md") if pattern in p.stem)
@@ -84,6 +98,9 @@ def main(argv: list[str]) -> int:
             # committed outputs were produced with the real datasets; without them only lax makes sense
             print(f"[nbval] {md.stem}: SSLKIT_DATA_DIR is not set, so lax instead of strict")
             mode = "lax"
+        if not same_code(md, twin):
+            print(f"{twin.relative_to(ROOT)} is out of sync with {md.name}: run python .ci/pair.py {md.stem}")
+            return 1
         (strict if mode == "strict" else lax).append(str(twin.relative_to(ROOT)))
     base = [sys.executable, "-m", "pytest", "-q", "--nbval-current-env", "--nbval-cell-timeout=1200"]
     rc = 0
@@ -92,9 +109,11 @@ def main(argv: list[str]) -> int:
         rc |= subprocess.run(
             base + ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", *strict], cwd=ROOT
         ).returncode
-    if lax:
+    if lax and lax_again:
         print("[nbval lax]", *lax, flush=True)
         rc |= subprocess.run(base + ["--nbval-lax", *lax], cwd=ROOT).returncode
+    elif lax:
+        print(f"[nbval lax] not run again: papermill executed the same code of {len(lax)} notebook(s) without error")
     return rc
 
 
