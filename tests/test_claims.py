@@ -664,3 +664,24 @@ def test_ledger_refuses_an_unknown_paper_or_item():
         catalog.ledger(paper="D")
     with pytest.raises(ValueError, match="Table 99"):
         catalog.ledger(paper="A", item="Table 99")
+
+
+def test_ledger_html_shows_four_columns_verdict_third_and_folds_long_evidence():
+    table = catalog.ledger()
+    long = "deciding: " + "; ".join(f"row {i}: a vs b +0.{i} (95 % CI -1 to +1, p = 0.5)" for i in range(40))
+    table.loc[table.index[0], "evidence"] = long
+    a = C.ledger_html(table, "A")
+    assert a.count("<tr id=") == (table["paper"] == "A").sum()  # one row (anchored by its id) per claim of A
+    assert "<th>where</th><th>claim → test</th><th>verdict</th><th>evidence</th>" in a
+    first = a.split("<tr id=")[1]
+    verdict_cell = first.split("<td>")[3]
+    assert verdict_cell.startswith(f"<strong>{table.iloc[0]['verdict']}</strong>")
+    assert "<details><summary>deciding: row 0" in first and "row 39: a vs b +0.39" in first
+    summary = first.split("<summary>")[1].split("</summary>")[0]
+    assert len(summary) <= 310 and summary.endswith("; …")  # cut after a "; ", the rest inside <details>
+    short = table.iloc[1]
+    if len(short["evidence"]) <= 300:
+        assert "<details>" not in a.split("<tr id=")[2]
+    assert C.ledger_html(table).count("<tr id=") == len(table)
+    with pytest.raises(ValueError, match="no claim of paper 'D'"):
+        C.ledger_html(table, "D")

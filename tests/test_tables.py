@@ -11,6 +11,7 @@ import pytest
 from sslkit.experiments.report.tables import (
     aggregate,
     comparison_layout,
+    comparison_long,
     format_mean_std,
     format_table,
     paper_comparison,
@@ -337,3 +338,89 @@ def test_available_datasets_names_the_missing_without_paths():
     assert "Looked in" not in note and "/" not in note.replace("/", "", 0).split(":")[0] and ".cache" not in note
     with pytest.raises(ValueError, match="bad"):  # only a missing dataset is "not here"
         available_datasets(["bad"], load)
+
+
+def two_field_records(n=3):
+    """Records of 2 datasets x 2 settings x 2 methods (d2 has no run of "b"), ``n`` seeds, acc = a known value."""
+    out = []
+    for d in ("d1", "d2"):
+        for st in ("s1", "s2"):
+            for m in ("a", "b"):
+                if d == "d2" and m == "b":
+                    continue
+                for seed in range(n):
+                    acc = {"a": 90.0, "b": 80.0}[m] + (1.0 if st == "s2" else 0.0) + seed
+                    out.append(
+                        {
+                            "key": f"{d}{st}{m}{seed}",
+                            "seed": seed,
+                            "scale": "quick",
+                            "config": {"dataset": d, "setting": st, "method": m},
+                            "metrics": {"acc": acc},
+                        }
+                    )
+    return out
+
+
+def two_field_table(n=3):
+    paper = {(("d1", "s1"), "a"): (85.0, 1.0), (("d1", "s1"), "b"): (84.0, 3.0), (("d2", "s2"), "b"): (70.0, 2.0)}
+    return paper_comparison(two_field_records(n), paper, rows=["dataset", "setting"], cols="method", metric="acc")
+
+
+def test_comparison_long_has_one_row_per_cell_and_the_layout_strings():
+    t = two_field_table()
+    long = comparison_long(t)
+    assert list(long.columns) == ["dataset", "setting", "method", "ours", "n", "paper", "diff", "rank"]
+    assert isinstance(long.index, pd.RangeIndex)  # no index column in the book
+    # every cell with a run or a paper number, none twice; d2/s1/b has neither and is left out
+    keys = list(zip(long["dataset"], long["setting"], long["method"]))
+    assert len(keys) == len(set(keys)) == 7 and ("d2", "s1", "b") not in keys and ("d2", "s2", "b") in keys
+    row = long[(long["dataset"] == "d1") & (long["setting"] == "s1") & (long["method"] == "a")].iloc[0]
+    layout = comparison_layout(t)
+    assert [row[f] for f in ("ours", "n", "paper", "diff", "rank")] == [
+        layout.loc[("d1", "s1"), ("a", f)] for f in ("ours", "n", "paper", "diff", "rank")
+    ]
+    assert row["ours"] == "91.0 ± 1.0" and row["diff"] == "+6.0 !" and row["rank"] == "1/1"
+    only_paper = long[(long["dataset"] == "d2") & (long["method"] == "b")].iloc[0]
+    assert only_paper["ours"] == "–" and only_paper["paper"] == "70.0 ± 2.0"
+    flat = comparison_long(paper_comparison(ours_table({("d", "a"): 90.0}).xs("a", axis=1, level="method"), {}))
+    assert list(flat.columns) == ["dataset", "ours", "n", "paper", "diff"]  # no column field: no method, no rank
+
+
+def test_comparison_split_gives_one_narrow_table_per_dataset():
+    from sslkit.experiments.paper_a import report as R
+
+    parts = R.comparison_split(two_field_table(), "Table X")
+    assert [p.caption for p in parts] == ["Table X, d1 (3 seeds per cell)", "Table X, d2 (3 seeds per cell)"]
+    for p in parts:
+        (shown,) = p.parts  # one table each, dataset and n columns dropped (the caption has them)
+        assert list(shown.columns) == ["setting", "method", "ours", "paper", "ours − paper", "rank ours/paper"]
+    assert len(parts[0].parts[0]) == 4 and len(parts[1].parts[0]) == 3
+    with pytest.raises(ValueError, match="no row field 'size'"):
+        R.comparison_split(two_field_table(), by="size")
+
+
+def test_comparison_split_keeps_n_when_cells_differ():
+    from sslkit.experiments.paper_a import report as R
+
+    records = [r for r in two_field_records() if not (r["config"]["method"] == "b" and r["seed"] == 2)]
+    t = paper_comparison(records, {}, rows=["dataset", "setting"], cols="method", metric="acc")
+    first = R.comparison_split(t)[0]
+    assert first.caption == "d1" and "n" in first.parts[0].columns
+    assert sorted(set(first.parts[0]["n"])) == ["2", "3"]
+
+
+def test_side_by_side_puts_ours_beside_the_paper_per_column_value():
+    from sslkit.experiments.paper_a import report as R
+
+    t = two_field_table()
+    wide = R.side_by_side(t, {"a": "A"})
+    assert list(wide.columns) == ["row", "A: ours", "A: paper", "b: ours", "b: paper"]
+    assert wide["row"].tolist() == [" ".join(k) for k in t.index]  # the comparison's row order (paper's first)
+    wide = wide.set_index("row")
+    assert wide.loc["d1 s1", "A: ours"] == "91.0 ± 1.0\u00a0!"  # 6 points above the paper's 85.0 ± 1.0: beyond 2 std
+    assert wide.loc["d1 s1", "b: ours"] == "81.0 ± 1.0" and wide.loc["d1 s1", "b: paper"] == "84.0 ± 3.0"  # < 2 x 3
+    assert wide.loc["d2 s2", "b: ours"] == "–" and wide.loc["d2 s2", "b: paper"] == "70.0 ± 2.0"
+    assert wide.loc["d1 s2", "A: paper"] == "–"
+    with pytest.raises(ValueError, match="column field"):
+        R.side_by_side(two_field_table()["a"])

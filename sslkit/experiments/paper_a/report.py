@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..report.tables import book_table, format_mean_std
+from ..report.tables import book_table, comparison_long, format_mean_std
 
 
 def comparison_cells(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
@@ -55,3 +55,66 @@ def headline(table: pd.DataFrame, method: str = "Ours (Iter)", baseline: str = "
         "ours_first": int((both[(method, "rank")] == 1).sum()),
         "paper_first": int((both[(method, "paper_rank")] == 1).sum()),
     }
+
+
+#: how the pages name paper A's datasets (the records' ids)
+DATASET_NAMES = {
+    "adult": "Adult",
+    "banknote": "Banknote",
+    "breast_cancer": "Breast Cancer",
+    "credit_default": "Credit",
+    "mnist_4v9": "MNIST 4 vs 9",
+    "cifar_cvd": "CIFAR-10 cat vs dog",
+    "cifar10": "CIFAR-10",
+    "shuttle": "Shuttle",
+    "dry_bean": "Dry Beans",
+    "covertype": "Covertype",
+    "mnist": "MNIST",
+    "digits": "scikit-learn's 8×8 digits",
+}
+#: headers of the long comparison tables
+FIELD_LABELS = {"diff": "ours − paper", "rank": "rank ours/paper"}
+
+
+def comparison_split(table: pd.DataFrame, caption: str = "", by: str = "dataset", digits: int = 1) -> list:
+    """One narrow table per value of the row field ``by`` (a dataset), in long form
+    (:func:`~sslkit.experiments.report.tables.comparison_long`: one row per setting and method, columns ours /
+    n / paper / diff / rank): each fits the book's column where the methods side by side would not. The caption
+    is ``"<caption>, <value>"``; where every cell of a table ran the same number of seeds, the ``n`` column is
+    dropped and the caption says it."""
+    long = comparison_long(table, digits)
+    if by not in long.columns:
+        raise ValueError(f"comparison_split: no row field {by!r}; the table's rows are {list(table.index.names)}")
+    out = []
+    for value, part in long.groupby(by, sort=False):
+        part = part.drop(columns=by)
+        seeds = set(part.loc[part["n"] != "–", "n"])
+        text = ", ".join(str(t) for t in (caption, DATASET_NAMES.get(value, value)) if t)
+        if len(seeds) == 1:
+            part = part.drop(columns="n")
+            n = seeds.pop()
+            text += f" ({n} seed{'s' if n != '1' else ''} per cell)"
+        keys = [c for c in part.columns if c not in ("ours", "n", "paper", "diff", "rank")]
+        out.append(book_table(part.reset_index(drop=True), first=keys, labels=FIELD_LABELS, caption=text))
+    return out
+
+
+def side_by_side(table: pd.DataFrame, names: dict | None = None, digits: int = 1) -> pd.DataFrame:
+    """A :func:`~sslkit.experiments.report.tables.paper_comparison` table with a few columns (e.g. NN on / off) as
+    a narrow frame: one ``row`` column ("<dataset> <setting>", datasets named by :data:`DATASET_NAMES`), then per
+    column value ``"<name>: ours"`` (mean ± std; " !" when it is more than twice the paper's std from the paper's
+    mean, a no-break space keeping it beside the number) and ``"<name>: paper"``. ``names`` maps column values
+    to their names (default: the values)."""
+    if table.columns.nlevels != 2:
+        raise ValueError("side_by_side needs a table with a column field (columns (value, field))")
+    names = names or {}
+    rows = [key if isinstance(key, tuple) else (key,) for key in table.index]
+    out = {"row": [" ".join(str(DATASET_NAMES.get(k, k)) for k in key) for key in rows]}
+    for col in dict.fromkeys(table.columns.get_level_values(0)):
+        c, name = table[col], names.get(col, col)
+        out[f"{name}: ours"] = [
+            format_mean_std(m, sd, digits) + ("\u00a0!" if f is True else "")
+            for m, sd, f in zip(c["ours_mean"], c["ours_std"], c["flag"].astype(object))
+        ]
+        out[f"{name}: paper"] = [format_mean_std(m, sd, digits) for m, sd in zip(c["paper_mean"], c["paper_std"])]
+    return pd.DataFrame(out)

@@ -398,3 +398,44 @@ def verdicts_sentence(rows: pd.DataFrame, what: str) -> str:
         return f"The ledger has no claim about {what}."
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"Of the paper's {len(rows)} claims about {what}, on our committed records {listed}."
+
+
+def _evidence_html(text: str, shown: int) -> str:
+    """The evidence of a claim, escaped; past ``shown`` characters the rest folds into a ``<details>`` the reader
+    opens (cut after the last "; " before the limit, else at a space)."""
+    import html
+
+    if len(text) <= shown:
+        return html.escape(text)
+    cut = text.rfind("; ", 0, shown)
+    cut = cut + 1 if cut > shown // 3 else max(text.rfind(" ", 0, shown), shown // 3)
+    head, rest = text[:cut], text[cut:].lstrip()
+    return f"<details><summary>{html.escape(head)} …</summary>{html.escape(rest)}</details>"
+
+
+def ledger_html(table: pd.DataFrame, paper: str | None = None, shown: int = 300) -> str:
+    """A :func:`ledger_table` as the claims page shows it, narrow enough for the book's column at 1280 px (issue
+    21): the rows of ``paper`` (all where None), no index, four columns, the verdict third: where (and the
+    claim's id), the quoted claim with its test below it, the verdict with its evidence level, and the evidence
+    (past ``shown`` characters folded into a ``<details>``). Each row carries its claim's id as its anchor."""
+    import html
+
+    rows = table if paper is None else table[table["paper"] == paper]
+    if paper is not None and rows.empty:
+        raise ValueError(f"the ledger has no claim of paper {paper!r}; papers: {sorted(table['paper'].unique())}")
+    cols = (("where", 15), ("claim → test", 38), ("verdict", 15), ("evidence", 32))
+    out = ['<table class="table ledger">', "<colgroup>"]
+    out += [f'<col style="width: {w}%">' for _, w in cols]
+    out += ["</colgroup>", "<thead><tr>" + "".join(f"<th>{name}</th>" for name, _ in cols) + "</tr></thead>", "<tbody>"]
+    for _, r in rows.iterrows():
+        verdict = f"<strong>{html.escape(r['verdict'])}</strong>"
+        if r["level"]:
+            verdict += f"<br><small>{html.escape(r['level'])}</small>"
+        cells = (
+            f"{html.escape(r['where'])}<br><small><code>{html.escape(r['id'])}</code></small>",
+            f"“{html.escape(r['claim'])}”<br><small>test: {html.escape(r['test'])}</small>",
+            verdict,
+            _evidence_html(r["evidence"], shown),
+        )
+        out.append(f'<tr id="{html.escape(r["id"])}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return "\n".join([*out, "</tbody>", "</table>"])

@@ -350,3 +350,21 @@ def comparison_layout(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
         layout.columns = pd.MultiIndex.from_tuples(list(data), names=table.columns.names)
     layout.attrs.update(table.attrs)
     return layout
+
+
+def comparison_long(table: pd.DataFrame, digits: int = 1, column: str = "method") -> pd.DataFrame:
+    """:func:`comparison_layout` in long form, narrow enough for the book's column (issue 21): one row per
+    (row, column value) cell, the row fields and ``column`` (the name of the column field) first, then ``ours``,
+    ``n``, ``paper``, ``diff`` and ``rank``; a plain 0..n index; the cells with neither a run nor a paper number
+    are left out. A table without column fields has no ``column``."""
+    layout = comparison_layout(table, digits)
+    names = [n or "row" for n in table.index.names]
+    if table.columns.nlevels == 2:
+        layout = layout.stack(level=0, future_stack=True)
+        layout.index = layout.index.set_names([*names, column])
+    else:
+        layout.index = layout.index.set_names(names)
+    layout = layout[[f for f in ("ours", "n", "paper", "diff", "rank") if f in layout.columns]]
+    layout = layout[(layout["ours"] != "–") | (layout["paper"] != "–")]
+    layout.columns.name = None
+    return layout.reset_index()
