@@ -69,10 +69,8 @@ def mark_paper(ax, x, y, *, color, width: float | None = None, connect: bool = F
         )
         artists = [line]
     else:
-        artists = [
-            ax.plot([xi - width / 2, xi + width / 2], [yi, yi], ls="--", color=color, lw=1.8, zorder=3, label="_paper")[0]
-            for xi, yi in zip(x, y)
-        ]
+        style = {"ls": "--", "color": color, "lw": 1.8, "zorder": 3, "label": "_paper"}
+        artists = [ax.plot([xi - width / 2, xi + width / 2], [yi, yi], **style)[0] for xi, yi in zip(x, y)]
     for a in artists:
         a.set_gid(PAPER_GID)
     return artists
