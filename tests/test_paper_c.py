@@ -207,3 +207,15 @@ def test_readings_pair_by_seed_and_show_ci_and_p():
     assert mean1["Retrieve minus it"] == -5.0 and "95 % CI" in mean1["test"]
     html = readings_table(rd, "vat")._repr_html_()
     assert "95 % CI" in html and ("p =" in html or "p &lt;" in html or "p <" in html)
+
+
+def test_paper_curve_is_figure4s_axes_from_tables_5_10():
+    """Speed-up = Full's hours / the method's, loss = Full's accuracy - the method's (VAT, CIFAR-10: Full 87.8 %
+    in 30.41 h; Retrieve 84.0 / 85.9 / 87.02 % in 3.5 / 7.06 / 10.27 h), none where the tables print none."""
+    from sslkit.experiments.paper_c.report import paper_curve
+
+    c = paper_curve("vat", "retrieve")
+    assert c["fraction"] == [0.1, 0.2, 0.3]
+    assert c["speedup"] == pytest.approx([30.41 / 3.5, 30.41 / 7.06, 30.41 / 10.27])
+    assert c["degradation"] == pytest.approx([87.8 - 84.0, 87.8 - 85.9, 87.8 - 87.02])
+    assert paper_curve("vat", "gradmatch") == {"fraction": [], "speedup": [], "degradation": []}

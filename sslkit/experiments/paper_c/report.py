@@ -195,17 +195,32 @@ def readings_table(rd: pd.DataFrame, algorithm: str, caption=None):
     )
 
 
-def paper_point(algorithm: str = "vat", dataset: str = "cifar10", fraction: float = 0.3) -> dict:
-    """The paper's Retrieve numbers of one (algorithm, dataset, budget): speed-up over Full (its tables' hours)
-    and accuracy loss, plus §4's quoted pair where it gives one."""
+def paper_point(
+    algorithm: str = "vat", dataset: str = "cifar10", fraction: float = 0.3, method: str = "retrieve"
+) -> dict:
+    """The paper's numbers of one (algorithm, dataset, method, budget) -- Retrieve by default: speed-up over Full
+    (its Tables 5-10's hours) and accuracy loss, plus §4's quoted pair where it gives one (Retrieve only)."""
     full, ret = (
         PAPER_TABLES[(algorithm, dataset, "full", fraction)],
-        PAPER_TABLES[(algorithm, dataset, "retrieve", fraction)],
+        PAPER_TABLES[(algorithm, dataset, method, fraction)],
     )
     return {
         "speedup": full["hours"] / ret["hours"],
         "degradation": full["mean"] - ret["mean"],
-        "quoted": PAPER_CLAIMS.get((algorithm, dataset)),
+        "quoted": PAPER_CLAIMS.get((algorithm, dataset)) if method == "retrieve" else None,
+    }
+
+
+def paper_curve(algorithm: str, method: str, dataset: str = "cifar10", fractions=FRACTIONS) -> dict:
+    """Figure 4's axes from the paper's Tables 5-10: ``{"fraction", "speedup", "degradation"}`` lists over the
+    budgets the tables print for (algorithm, dataset, method) -- empty lists where they print none (GradMatch,
+    Full-EarlyStop)."""
+    fs = [f for f in fractions if (algorithm, dataset, method, f) in PAPER_TABLES]
+    points = [paper_point(algorithm, dataset, f, method) for f in fs]
+    return {
+        "fraction": fs,
+        "speedup": [p["speedup"] for p in points],
+        "degradation": [p["degradation"] for p in points],
     }
 
 
