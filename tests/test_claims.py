@@ -214,6 +214,29 @@ def test_table1_pools_are_never_one_cell():
     assert verdict == C.FAILS and "50 000 pool" in evidence
 
 
+def _table4_records(accs: dict, m: int, pool=None, seeds=range(4)) -> list:
+    """Table 4 head records: alpha -> mean accuracy at budget ``m``, a small spread over the seeds."""
+    return [
+        {"config": {"alpha": a, "m": m, **({"pool": pool} if pool else {})}, "seed": s,
+         "metrics": {"test_acc": acc + (0.3 if s % 2 else -0.3) + 0.01 * s}}
+        for a, acc in accs.items()
+        for s in seeds
+    ]
+
+
+def test_table4_pools_are_never_one_cell():
+    """Table 4's whole-pool records (``pool="full"``) are their own rows: RDSS's alpha is best on the subset and
+    worst on the whole pool at the same m; pooled, the row would mix 8 seeds; apart, the claim fails there."""
+    subset = _table4_records({"1-1/sqrt(m)": 60.0, "0": 50.0, "1": 50.0}, 40)
+    full = _table4_records({"1-1/sqrt(m)": 40.0, "0": 50.0, "1": 50.0}, 40, pool="full")
+    rows = CB._table4_rows(subset + full)
+    assert sorted(rows) == [("", 40), ("50 000 pool", 40)]
+    assert all(len(seeds) == 4 for row in rows.values() for seeds in row.values())
+    assert CB.b_table4_terms_removed(subset)[0] == C.HOLDS
+    verdict, evidence = CB.b_table4_terms_removed(subset + full)
+    assert verdict == C.FAILS and "50 000 pool m = 40 vs alpha 0" in evidence
+
+
 def test_figure2_similar_at_small_m():
     def recs(d_small):
         return [

@@ -195,3 +195,21 @@ def test_table1_full_pool_reading_is_the_papers_cifar10_budgets_on_the_jpeg_pool
     assert set(R.head_data()) == {"mnist", "cifar10"}
     with pytest.raises(ValueError, match="no head-protocol data for dataset 'mnist' with pool 'full'"):
         R.table1_head_run("mnist", "pixels_pca", "Random", "FlexMatch", 40, 0, pool="full")
+
+
+def test_table4_full_pool_reading_runs_every_alpha_at_the_papers_cifar10_budgets():
+    """Table 4's head stand-in has the same whole-pool reading as Table 1: every alpha at 40 / 250 / 4 000 on the
+    JPEG pool; the main grid stays on the lossless subset, and an unknown pool is refused by name."""
+    from sslkit.experiments import catalog
+    from sslkit.experiments.paper_b import runs as R
+    from sslkit.experiments.paper_b.selection import TABLE4_ALPHAS
+
+    scale = catalog.get("b_table4_head").scales["paper"]
+    full = [c for c in scale.configs() if c.get("pool") == "full"]
+    assert len(full) == 3 * len(TABLE4_ALPHAS) and sorted({c["m"] for c in full}) == [40, 250, 4000]
+    assert {scale.data_of(c) for c in full} == {"cifar10/jpeg"}
+    assert {scale.reading_of(c).name for c in full} == {"50 000-image pool"}
+    subset = [c for c in scale.configs() if "pool" not in c]
+    assert subset and {scale.data_of(c) for c in subset} == {"cifar10/lossless"}
+    with pytest.raises(ValueError, match="no head-protocol data for dataset 'mnist' with pool 'full'"):
+        R.table4_head_run("0.9", 40, 0, dataset="mnist", extractor="pixels_pca", pca_dim=50, pool="full")

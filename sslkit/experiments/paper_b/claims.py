@@ -196,21 +196,30 @@ def b_imagenet_rdss_vs_usl(records):
 
 
 def _table4_rows(records) -> dict:
-    return per_seed(records, ("m",), "alpha", "test_acc")
+    """``{(pool, m): {alpha: {seed: test_acc}}}``; ``pool`` is "" for the 4 000-image subset and "50 000 pool" for
+    the records of CIFAR-10's whole pool (config ``pool="full"``), never pooled with the subset's."""
+    rows = per_seed(records, ("pool", "m"), "alpha", "test_acc", defaults={"pool": ""})
+    return {({"full": "50 000 pool"}.get(pool, pool), m): v for (pool, m), v in rows.items()}
+
+
+def _at(key) -> str:
+    """A Table 4 row's name in evidence: "m = 40", or "50 000 pool m = 40"."""
+    pool, m = key
+    return f"{pool} m = {m}".strip()
 
 
 def b_table4_rdss_highest(records):
     """Table 4: RDSS's alpha (1 - 1/sqrt(m)) significantly above every fixed alpha, at every budget."""
     rows = _table4_rows(records)
     pairs = [
-        (f"m = {k[0]} vs alpha {a}", v[RDSS_ALPHA], v[a])
+        (f"{_at(k)} vs alpha {a}", v[RDSS_ALPHA], v[a])
         for k, v in rows.items()
         if RDSS_ALPHA in v
         for a in v
         if a != RDSS_ALPHA
     ]
     verdict, text = pairs_verdict(pairs, "RDSS against each fixed alpha")
-    best = [f"m = {k[0]}: {max(v, key=lambda a: mean(v[a]))}" for k, v in sorted(rows.items())]
+    best = [f"{_at(k)}: {max(v, key=lambda a: mean(v[a]))}" for k, v in sorted(rows.items())]
     return verdict, f"{text}; best by mean: {', '.join(best)}"
 
 
@@ -221,13 +230,13 @@ def b_table4_best_in_interval(records):
     if not rows:
         return NOT_RUN, "no record"
     out, ok = [], 0
-    for (m,), v in sorted(rows.items()):
+    for key, v in sorted(rows.items()):
         top = sorted(v, key=lambda a: -mean(v[a]))[:2]
-        inside = all(table4_in_interval(a, m) for a in top)
+        inside = all(table4_in_interval(a, key[1]) for a in top)
         ok += inside
         gap = compare(v[top[0]], v[top[1]]) if len(top) == 2 else None
         out.append(
-            f"m = {m}: {', '.join(top)} ({'inside' if inside else 'not all inside'}"
+            f"{_at(key)}: {', '.join(top)} ({'inside' if inside else 'not all inside'}"
             + (f"; first minus second {gap.short()})" if gap else ")")
         )
     return (HOLDS if ok == len(rows) else FAILS), "; ".join(out)
@@ -238,7 +247,7 @@ def b_table4_terms_removed(records):
     every budget."""
     rows = _table4_rows(records)
     pairs = [
-        (f"m = {k[0]} vs alpha {a}", v[RDSS_ALPHA], v[a])
+        (f"{_at(k)} vs alpha {a}", v[RDSS_ALPHA], v[a])
         for k, v in rows.items()
         if RDSS_ALPHA in v
         for a in ("0", "1")
@@ -246,7 +255,7 @@ def b_table4_terms_removed(records):
     ]
     verdict, text = pairs_verdict(pairs, "RDSS against alpha = 0 and 1")
     above = [
-        f"m = {k[0]} alpha = {a}"
+        f"{_at(k)} alpha = {a}"
         for k, v in sorted(rows.items())
         if RDSS_ALPHA in v
         for a in ("0", "1")

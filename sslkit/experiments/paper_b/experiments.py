@@ -197,27 +197,38 @@ PROXY = Experiment(
     pick_by=("alpha",),
 )
 #: the head protocol's data per scale (Part 1b of the page): MNIST pixels at quick scale, the lossless CIFAR-10
-#: subset with EfficientNet-Lite0 features at paper scale (its budgets that fit a pool of 4 000)
+#: subset with EfficientNet-Lite0 features at paper scale (its budgets that fit a pool of 4 000); the pools are
+#: :data:`~.runs.HEAD_DATA`'s
 HEAD = {
-    "quick": dict(dataset="mnist", extractor="pixels_pca", pca_dim=50, n_pool=4000, n_test=2000, variant=None),
-    "paper": dict(
-        dataset="cifar10", extractor="efficientnet_lite0", pca_dim=50, n_pool=None, n_test=None, variant="lossless"
-    ),
+    "quick": dict(dataset="mnist", extractor="pixels_pca", pca_dim=50),
+    "paper": dict(dataset="cifar10", extractor="efficientnet_lite0", pca_dim=50),
 }
 HEAD_BUDGETS = {"quick": (40,), "paper": (40, 250)}
+
+
+def _table4_data(config) -> str:
+    return "cifar10/jpeg" if config.get("pool") == "full" else "cifar10/lossless"
+
+
+def table4_full_pool_configs() -> list[dict]:
+    """Table 4's stand-in on the paper's whole CIFAR-10 pool (a reading, as Table 1's): every alpha at the
+    paper's three CIFAR-10 budgets."""
+    return [{"alpha": a, "m": m, "pool": "full"} for a in S.TABLE4_ALPHAS for m in S.TABLE4_BUDGETS["CIFAR-10"]]
+
 TABLE4_HEAD = Experiment(
     name="b_table4_head",
     paper="B",
     notebook="b_table4",
     title="Table 4's alphas under FreeMatch on frozen features (an MLP head on a CPU)",
-    run=S.table4_ssl_run,
+    run=R.table4_head_run,
     scales={
         scale: Scale(
             kind,
             lambda scale=scale: [{"alpha": a, "m": m} for a in S.TABLE4_ALPHAS for m in HEAD_BUDGETS[scale]],
             seeds,
-            "mnist" if scale == "quick" else "cifar10/lossless",
-            fixed={"protocol": "head", **HEAD[scale]},
+            "mnist" if scale == "quick" else _table4_data,
+            fixed=HEAD[scale],
+            readings=() if scale == "quick" else (Reading(FULL_POOL, table4_full_pool_configs, note=FULL_POOL_NOTE),),
             note="an MLP head on frozen EfficientNet features trained by FreeMatch, not a WRN",
         )
         for scale, kind, seeds in (("quick", QUICK, range(1)), ("paper", STAND_IN, range(5)))

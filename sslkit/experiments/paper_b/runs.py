@@ -1,5 +1,6 @@
 """One record of each paper-B experiment whose run needs more than one call (what the catalog runs and replays):
 Table 1's CPU stand-in on its data (:func:`table1_head_run`) and the paper's USB protocol (:func:`table1_paper_run`),
+Table 4's CPU stand-in on the same data (:func:`table4_head_run`),
 and Table 5's two parts (:func:`table5_run`) with the CIFAR-10 features the defects part needs, built once per
 process (:func:`defect_features`)."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import functools
 
+from .selection import table4_ssl_run
 from .ssl import TABLE1_DATASETS, USB_PROTOCOL, table1_run
 from .timing import defects_run, random_init_features, table5_timing_run
 
@@ -33,6 +35,15 @@ def table1_head_run(dataset, extractor, selector, algorithm, m, seed, *, pool="s
         raise ValueError(f"no head-protocol data for dataset {dataset!r} with pool {pool!r}; known: {known}")
     kw = dict(HEAD_DATA[dataset, pool], protocol="head", extractor=extractor, device=device)
     return table1_run(dataset, selector, algorithm, m, seed, **kw)
+
+
+def table4_head_run(alpha, m, seed, *, dataset, extractor, pca_dim, pool="subset", device="cpu") -> dict:
+    """One cell of Table 4's CPU stand-in: :func:`~.selection.table4_ssl_run` with the head protocol on
+    :data:`HEAD_DATA` (``pool``: ``"subset"``, or ``"full"`` for CIFAR-10's 50 000 training images)."""
+    if (dataset, pool) not in HEAD_DATA:
+        raise ValueError(f"no head-protocol data for dataset {dataset!r} with pool {pool!r}; known: {sorted(HEAD_DATA)}")
+    kw = dict(HEAD_DATA[dataset, pool], protocol="head", dataset=dataset, extractor=extractor, pca_dim=pca_dim)
+    return table4_ssl_run(alpha, m, seed, device=device, **kw)
 
 
 def table1_paper_run(
