@@ -217,8 +217,11 @@ def test_table1_pools_are_never_one_cell():
 def _table4_records(accs: dict, m: int, pool=None, seeds=range(4)) -> list:
     """Table 4 head records: alpha -> mean accuracy at budget ``m``, a small spread over the seeds."""
     return [
-        {"config": {"alpha": a, "m": m, **({"pool": pool} if pool else {})}, "seed": s,
-         "metrics": {"test_acc": acc + (0.3 if s % 2 else -0.3) + 0.01 * s}}
+        {
+            "config": {"alpha": a, "m": m, **({"pool": pool} if pool else {})},
+            "seed": s,
+            "metrics": {"test_acc": acc + (0.3 if s % 2 else -0.3) + 0.01 * s},
+        }
         for a, acc in accs.items()
         for s in seeds
     ]

@@ -215,6 +215,7 @@ def table4_full_pool_configs() -> list[dict]:
     paper's three CIFAR-10 budgets."""
     return [{"alpha": a, "m": m, "pool": "full"} for a in S.TABLE4_ALPHAS for m in S.TABLE4_BUDGETS["CIFAR-10"]]
 
+
 TABLE4_HEAD = Experiment(
     name="b_table4_head",
     paper="B",

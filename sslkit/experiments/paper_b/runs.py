@@ -27,22 +27,25 @@ def head_data(pool: str = "subset") -> dict:
     return {d: opts for (d, p), opts in HEAD_DATA.items() if p == pool}
 
 
-def table1_head_run(dataset, extractor, selector, algorithm, m, seed, *, pool="subset", device="cpu") -> dict:
-    """One cell of Table 1's CPU stand-in: :func:`table1_run` with the head protocol on :data:`HEAD_DATA`
-    (``pool``: ``"subset"``, or ``"full"`` for CIFAR-10's 50 000 training images)."""
+def _pool(dataset: str, pool: str) -> dict:
+    """:data:`HEAD_DATA`'s load options of (``dataset``, ``pool``); an unknown pair is refused by name."""
     if (dataset, pool) not in HEAD_DATA:
         known = sorted(HEAD_DATA)
         raise ValueError(f"no head-protocol data for dataset {dataset!r} with pool {pool!r}; known: {known}")
-    kw = dict(HEAD_DATA[dataset, pool], protocol="head", extractor=extractor, device=device)
+    return HEAD_DATA[dataset, pool]
+
+
+def table1_head_run(dataset, extractor, selector, algorithm, m, seed, *, pool="subset", device="cpu") -> dict:
+    """One cell of Table 1's CPU stand-in: :func:`table1_run` with the head protocol on :data:`HEAD_DATA`
+    (``pool``: ``"subset"``, or ``"full"`` for CIFAR-10's 50 000 training images)."""
+    kw = dict(_pool(dataset, pool), protocol="head", extractor=extractor, device=device)
     return table1_run(dataset, selector, algorithm, m, seed, **kw)
 
 
 def table4_head_run(alpha, m, seed, *, dataset, extractor, pca_dim, pool="subset", device="cpu") -> dict:
     """One cell of Table 4's CPU stand-in: :func:`~.selection.table4_ssl_run` with the head protocol on
     :data:`HEAD_DATA` (``pool``: ``"subset"``, or ``"full"`` for CIFAR-10's 50 000 training images)."""
-    if (dataset, pool) not in HEAD_DATA:
-        raise ValueError(f"no head-protocol data for dataset {dataset!r} with pool {pool!r}; known: {sorted(HEAD_DATA)}")
-    kw = dict(HEAD_DATA[dataset, pool], protocol="head", dataset=dataset, extractor=extractor, pca_dim=pca_dim)
+    kw = dict(_pool(dataset, pool), protocol="head", dataset=dataset, extractor=extractor, pca_dim=pca_dim)
     return table4_ssl_run(alpha, m, seed, device=device, **kw)
 
 
