@@ -216,6 +216,28 @@ def test_gkhr_lookahead_selects_the_same_indices(toy, lookahead):
         GKHR(5, lookahead=0)
 
 
+def test_gkhr_with_a_precomputed_mu_is_the_same_selection(toy):
+    """``fit(X, mu=...)`` skips line 1 of Algorithm 1: with the pool's own mu (kernel_row_sums / n, or another
+    fit's mu_) the indices, objective and mu_ are bit for bit those of a fit that computes it; a mu of the wrong
+    length, with a NaN, or without the explicit bandwidth it was computed with is refused."""
+    n = toy.shape[0]
+    mu = kernel_row_sums(toy, bandwidth=1.3, device="cpu") / n
+    for alpha, m in ((0.4, 30), (0.95, 70)):
+        plain = GKHR(m, alpha=alpha, bandwidth=1.3, device="cpu").fit(toy)
+        given = GKHR(m, alpha=alpha, bandwidth=1.3, device="cpu").fit(toy, mu=mu)
+        np.testing.assert_array_equal(given.indices_, plain.indices_)
+        np.testing.assert_array_equal(given.objective_, plain.objective_)
+        np.testing.assert_array_equal(given.mu_, plain.mu_)
+    half = GKHR(m, alpha=alpha, bandwidth=1.3, device="cpu").fit(toy, mu=mu * 0.5)  # the mu given is the one used
+    assert half.indices_[0] == plain.indices_[0] and half.objective_[0] == pytest.approx(0.5 * plain.objective_[0])
+    with pytest.raises(ValueError, match="mu must have shape"):
+        GKHR(5, bandwidth=1.3, device="cpu").fit(toy, mu=mu[:-1])
+    with pytest.raises(ValueError, match="NaN"):
+        GKHR(5, bandwidth=1.3, device="cpu").fit(toy, mu=torch.full((n,), float("nan"), dtype=torch.float64))
+    with pytest.raises(ValueError, match="explicit bandwidth"):
+        GKHR(5, device="cpu").fit(toy, mu=mu)
+
+
 def test_gkh_equals_brute_force_algorithm2(toy):
     sel = GKH(80, alpha=0.6, bandwidth=1.0, device="cpu").fit(toy)
     np.testing.assert_array_equal(sel.indices_, brute_gkhr(toy, 80, 0.6, 1.0, replace=True))

@@ -54,7 +54,8 @@ def _check_indices(indices, n: int) -> np.ndarray:
     return idx.astype(np.int64)
 
 
-def _check_mu(mu, n: int, device) -> torch.Tensor:
+def check_mu(mu, n: int, device) -> torch.Tensor:
+    """``mu`` as a float64 tensor on ``device``; a wrong length or a NaN / infinite entry is a ``ValueError``."""
     mu = torch.as_tensor(
         np.asarray(mu.detach().cpu() if isinstance(mu, torch.Tensor) else mu, dtype=np.float64), device=device
     )
@@ -73,7 +74,7 @@ def _prepare(X, indices, bandwidth, mu, block_size, device):
     n = X.shape[0]
     idx = _check_indices(indices, n)
     Z = lifted(X, bandwidth)
-    mu = symmetric_row_sums(Z, block_size) / n if mu is None else _check_mu(mu, n, dev)
+    mu = symmetric_row_sums(Z, block_size) / n if mu is None else check_mu(mu, n, dev)
     return Z, idx, mu, block_size, dev
 
 

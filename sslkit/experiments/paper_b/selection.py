@@ -381,9 +381,10 @@ def table4_ssl_run(
     ``extractor="efficientnet_lite0"`` is pretrained). Returns the selection's metrics (as
     :func:`selection_metrics`) together with the SSL test accuracy.
     """
+    from sslkit.device import resolve_device
     from sslkit.select import GKHR, median_bandwidth
 
-    from .ssl import PROTOCOLS, table1_data, train_ssl
+    from .ssl import PROTOCOLS, pool_mu, table1_data, train_ssl
 
     seed = check_seed(seed)
     if protocol not in PROTOCOLS:
@@ -406,7 +407,9 @@ def table4_ssl_run(
     if m > len(Fp):
         raise ValueError(f"m = {m} exceeds the pool size {len(Fp)}")
     bandwidth = median_bandwidth(Fp, seed=seed)
-    sel = GKHR(m, alpha=a, bandwidth=bandwidth).fit(Fp)
+    sdev = resolve_device("auto")  # GKHR's default device
+    mu = pool_mu(Fp, bandwidth, (dataset, extractor, n_pool, n_test, variant, pca_dim, str(data_root)), sdev)
+    sel = GKHR(m, alpha=a, bandwidth=bandwidth).fit(Fp, mu=mu)  # every alpha and m of the pool: one mu
     met = selection_metrics(Fp, sel.indices_, alpha=a, bandwidth=bandwidth, mu=sel.mu_, labels=yp)
     train, test = (Fp, info["F_test"]) if p["model"] == "mlp" else (Xp, Xs)
     met.update(
