@@ -240,6 +240,16 @@ def test_table4_pools_are_never_one_cell():
     assert verdict == C.FAILS and "50 000 pool m = 40 vs alpha 0" in evidence
 
 
+def test_unknown_pool_is_refused():
+    """A record of a pool the claims do not know (a typo, a new reading) is refused by name, not filed under the
+    subset's cells."""
+    recs = _table4_records({"1-1/sqrt(m)": 60.0, "0": 50.0}, 40, pool="ful")
+    with pytest.raises(ValueError, match="unknown pool 'ful'"):
+        CB._table4_rows(recs)
+    with pytest.raises(ValueError, match="unknown pool 'ful'"):
+        CB._table1_rows([{**r, "config": {**r["config"], "pool": "ful"}} for r in b_table1({"RDSS": 60.0})])
+
+
 def test_figure2_similar_at_small_m():
     def recs(d_small):
         return [

@@ -10,6 +10,7 @@ import pytest
 
 from sslkit.experiments.report.tables import (
     aggregate,
+    beside_paper,
     comparison_layout,
     comparison_long,
     format_mean_std,
@@ -424,3 +425,47 @@ def test_side_by_side_puts_ours_beside_the_paper_per_column_value():
     assert wide.loc["d1 s2", "A: paper"] == "–"
     with pytest.raises(ValueError, match="column field"):
         R.side_by_side(two_field_table()["a"])
+
+
+def test_beside_paper_mean_std_one_seed_no_run_and_paper_cells():
+    """Each row value in the order asked; ours as mean ± std (numpy's, ddof 1), the mean alone for one seed, "–"
+    for a cell with no run; the paper's pair with two decimals, "–" where it has none."""
+    recs, _ = make_records(seeds=range(3))
+    one = [r for r in recs if r["seed"] == 0 and r["config"]["dataset"] == "banknote"]
+    rows = [r for r in recs if r["config"]["dataset"] == "breast_cancer"] + one
+    paper = {("fixmatch", "banknote"): (91.234, 0.5), ("supervised", "breast_cancer"): (80.0, 1.0)}
+    out = beside_paper(
+        rows,
+        "method",
+        "dataset",
+        "acc",
+        paper,
+        rows=["fixmatch", "supervised", "ghost"],
+        cols=["breast_cancer", "banknote"],
+    )
+    assert list(out.columns) == [
+        "method",
+        "breast_cancer: ours",
+        "breast_cancer: paper",
+        "banknote: ours",
+        "banknote: paper",
+    ]
+    assert list(out["method"]) == ["fixmatch", "supervised", "ghost"]
+    v = [
+        r["metrics"]["acc"]
+        for r in rows
+        if r["config"]["dataset"] == "breast_cancer" and r["config"]["method"] == "fixmatch"
+    ]
+    assert out.loc[0, "breast_cancer: ours"] == f"{np.mean(v):.1f} ± {np.std(v, ddof=1):.1f}"
+    (v0,) = [r["metrics"]["acc"] for r in one if r["config"]["method"] == "fixmatch"]
+    assert out.loc[0, "banknote: ours"] == f"{v0:.1f}"
+    assert out.loc[0, "banknote: paper"] == "91.23 ± 0.50" and out.loc[0, "breast_cancer: paper"] == "–"
+    assert out.loc[1, "breast_cancer: paper"] == "80.00 ± 1.00"
+    assert (out.loc[2, ["breast_cancer: ours", "banknote: ours"]] == "–").all()
+    assert not out.isna().any().any()
+    assert (
+        beside_paper([], "method", "dataset", "acc", paper, rows=["fixmatch"], cols=["banknote"]).loc[
+            0, "banknote: ours"
+        ]
+        == "–"
+    )

@@ -40,18 +40,34 @@ NOT_COMPETING = "Stratified"
 APPROACHES = 0.77
 
 
-#: the dataset label of the CPU stand-in's records on CIFAR-10's whole pool (config ``pool="full"``): its own
-#: dataset in every claim, never one cell with the 4 000-image subset's records
-FULL_POOL_LABEL = "cifar10 (50 000 pool)"
+#: the name of each pool reading of the CPU stand-ins in evidence (config ``pool``; absent: the 4 000-image subset):
+#: a pool is its own setting in every claim, never one cell with the subset's records
+POOL_NAMES = {"": "", "full": "50 000 pool"}
+#: Table 1's dataset label of the whole-pool records
+FULL_POOL_LABEL = f"cifar10 ({POOL_NAMES['full']})"
+
+
+def _named_pools(records) -> list:
+    """The records with ``config["pool"]`` replaced by its name in :data:`POOL_NAMES` ("" when absent); an unknown
+    pool is refused, so no record falls silently into another pool's cell."""
+    out = []
+    for r in records:
+        pool = r["config"].get("pool", "")
+        if pool not in POOL_NAMES:
+            raise ValueError(f"unknown pool {pool!r} in a record; known: {sorted(p for p in POOL_NAMES if p)}")
+        out.append({**r, "config": {**r["config"], "pool": POOL_NAMES[pool]}})
+    return out
 
 
 def _table1_rows(records) -> dict:
     """``{(algorithm, dataset, m): {selector: {seed: test_acc}}}``, the dataset named as the loaders name it
     (``cifar10``, ``stl10``, ...), whether the records use the paper's labels or those names; the stand-in's
     whole-pool records are the dataset :data:`FULL_POOL_LABEL`."""
-    rows = per_seed(records, ("algorithm", "dataset", "pool", "m"), "selector", "test_acc", defaults={"pool": ""})
-    name = {"full": FULL_POOL_LABEL}
-    return {(a, name.get(pool) or TABLE1_DATASETS.get(d, d), m): v for (a, d, pool, m), v in rows.items()}
+    rows = per_seed(_named_pools(records), ("algorithm", "dataset", "pool", "m"), "selector", "test_acc")
+    return {
+        (a, f"{TABLE1_DATASETS.get(d, d)} ({pool})" if pool else TABLE1_DATASETS.get(d, d), m): v
+        for (a, d, pool, m), v in rows.items()
+    }
 
 
 def _competitors(row: dict) -> dict:
@@ -196,10 +212,9 @@ def b_imagenet_rdss_vs_usl(records):
 
 
 def _table4_rows(records) -> dict:
-    """``{(pool, m): {alpha: {seed: test_acc}}}``; ``pool`` is "" for the 4 000-image subset and "50 000 pool" for
-    the records of CIFAR-10's whole pool (config ``pool="full"``), never pooled with the subset's."""
-    rows = per_seed(records, ("pool", "m"), "alpha", "test_acc", defaults={"pool": ""})
-    return {({"full": "50 000 pool"}.get(pool, pool), m): v for (pool, m), v in rows.items()}
+    """``{(pool, m): {alpha: {seed: test_acc}}}``, ``pool`` named as in :data:`POOL_NAMES` ("" for the 4 000-image
+    subset), never pooled with another pool's records."""
+    return per_seed(_named_pools(records), ("pool", "m"), "alpha", "test_acc")
 
 
 def _at(key) -> str:

@@ -91,12 +91,11 @@ def put(cell: dict, seed, value, where="") -> None:
     cell[seed] = value
 
 
-def per_seed(records, row_keys, col_key, metric, where=None, defaults=None) -> dict:
-    """``{row: {col: {seed: metric}}}``; ``row`` is the tuple of ``row_keys`` of each record's config
-    (``defaults``: ``{key: value}`` for keys some configurations leave out)."""
+def per_seed(records, row_keys, col_key, metric, where=None) -> dict:
+    """``{row: {col: {seed: metric}}}``; ``row`` is the tuple of ``row_keys`` of each record's config."""
     out: dict = {}
     for r in records:
-        c = r["config"] if not defaults else {**defaults, **r["config"]}
+        c = r["config"]
         if where is not None and not where(c):
             continue
         row = tuple(c[k] for k in row_keys)

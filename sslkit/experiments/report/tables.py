@@ -317,6 +317,28 @@ def paper_comparison(
     return table
 
 
+def beside_paper(records, row: str, col: str, metric: str, paper: Mapping, *, rows, cols, digits: int = 1):
+    """A compact wide table: one line per value of ``row`` (in the order of ``rows``) and, for each value ``c`` of
+    ``col`` (in the order of ``cols``), the columns ``"c: ours"`` (mean ± std over the records' seeds; the mean
+    alone for one seed; "–" for no run) and ``"c: paper"`` (``paper[(row value, c)]``, a (mean, std) pair; "–"
+    when the paper has none). For a stand-in whose numbers are not comparable cell by cell (another model),
+    where :func:`paper_comparison`'s differences and flags would only be noise."""
+    rows, cols = list(rows), list(cols)
+    stats = aggregate(records, row, col, metric) if records else None
+    out = []
+    for r in rows:
+        line = {row: r}
+        for c in cols:
+            has = stats is not None and r in stats.index and c in stats["mean"].columns
+            line[f"{c}: ours"] = (
+                format_mean_std(stats["mean"].loc[r, c], stats["std"].loc[r, c], digits) if has else "–"
+            )
+            p = paper.get((r, c))
+            line[f"{c}: paper"] = "–" if p is None else format_mean_std(*p, digits=2)
+        out.append(line)
+    return pd.DataFrame(out)
+
+
 def comparison_layout(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
     """Strings for display, rows as in the paper: ``ours`` ("96.1 ± 1.3"), ``n``, ``paper``, ``diff`` (a "!"
     marks a flagged difference) and, when there are columns, ``rank`` ("ours/paper") per column.
