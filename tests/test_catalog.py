@@ -71,14 +71,20 @@ def test_specs_are_complete_and_consistent():
 
 
 def test_the_robust_and_tradeoff_readings_are_explicit():
-    """The mean-1 weights of CRAIG / GradMatch / CRUST are a named reading of the cpu grid, never the main one."""
+    """The mean-1 weights of CRAIG / GradMatch / CRUST and the robust stand-in's longer schedules are named readings
+    of the cpu grid, never the main one: each reading's configurations differ from the main grid's by its own key."""
+    own_key = {"weights scaled to mean 1": "normalize_weights", "Full VAT, longer schedules": "epochs"}
+    seen = set()
     for e in catalog.experiments("C"):
         s = e.scales.get("cpu")
         for r in s.readings if s else ():
+            key = own_key[r.name]
+            seen.add(r.name)
             for c in r.grid():
-                assert c.get("normalize_weights") is True and s.reading_of(c) is r
+                assert c.get(key) not in (None, False) and s.reading_of(c) is r
                 assert catalog.reading_of(e.name, "cpu", c) == r.name
-                assert catalog.reading_of(e.name, "cpu", {k: v for k, v in c.items() if k != "normalize_weights"}) == ""
+                assert catalog.reading_of(e.name, "cpu", {k: v for k, v in c.items() if k != key}) == ""
+    assert seen == set(own_key)
 
 
 def test_an_experiment_name_lives_in_its_spec_only():

@@ -120,3 +120,67 @@ def test_bad_grid_and_clock_are_refused():
         robust_grid("quick", methods=("vat", "mixmatch"))
     with pytest.raises(ValueError, match="clock must be"):
         robust_rows([], clock="hours")
+
+
+def test_epochs_overrides_the_schedule_and_bad_values_are_refused():
+    """``epochs`` replaces the protocol's T: Full VAT trains T passes over the unlabeled set; a T that is not a
+    positive int is refused by name before any training."""
+    task = build_task("quick", 0.5, seed=0)
+    n_u, B = task["X_u"].shape[0], PROTOCOLS["quick"]["batch_size"]
+    out = robust_run(protocol="quick", method="vat", ratio=0.5, seed=0, epochs=2, task=task)
+    assert out["epochs"] == 2 and out["iterations"] == 2 * math.ceil(n_u / B) and len(out["curve"]) == 2
+    for bad in (0, -1, 2.0, True, "4"):
+        with pytest.raises(ValueError, match="epochs must be a positive int"):
+            robust_run(protocol="quick", method="vat", ratio=0.5, seed=0, epochs=bad, task=task)
+
+
+def _rec(method, seed, acc, ratio=0.5, epochs=None, protocol="cpu", fraction=None):
+    config = {"protocol": protocol, "method": method, "ratio": ratio, "fraction": fraction}
+    if epochs is not None:
+        config["epochs"] = epochs
+    metrics = {
+        "test_acc": acc,
+        "cpu_seconds": 1.0,
+        "seconds": 1.0,
+        "selection_seconds": 0.0,
+        "selection_cpu_seconds": 0.0,
+        "selections": [],
+        "pool": {"ood_fraction": ratio},
+    }
+    return {"config": config, "seed": seed, "metrics": metrics}
+
+
+def test_schedule_records_are_their_own_rows_never_the_main_grid():
+    """The schedule study's runs (config ``epochs``) are read by ``schedule_rows`` beside the main grid's own-T run
+    and never enter ``robust_rows`` or the claims' cells, where a T = 32 VAT would pose as the stand-in's VAT."""
+    from sslkit.experiments.paper_c.claims_robust import robust_cells
+    from sslkit.experiments.paper_c.robust import schedule_rows
+
+    main = [_rec("vat", s, 80.0 + s) for s in range(3)] + [_rec("retrieve", s, 81.0, fraction=0.1) for s in range(3)]
+    study = [_rec("vat", s, 90.0 + s, epochs=T) for s in range(3) for T in (8, 16)]
+    assert len(robust_rows(main + study)) == len(main)
+    assert robust_cells(main + study) == robust_cells(main)
+    cells = schedule_rows(main + study)
+    assert list(cells) == [PROTOCOLS["cpu"]["epochs"], 8, 16]
+    assert cells[4] == {0: 80.0, 1: 81.0, 2: 82.0} and cells[16][2] == 92.0
+    with pytest.raises(ValueError, match="two records of seed 0"):
+        schedule_rows(main + study + [_rec("vat", 0, 1.0, epochs=8)])
+
+
+def test_schedule_study_criterion():
+    """T is long enough when no longer T is significantly above it, on at least three paired seeds: a clear gain
+    from 4 to 8 and none after makes 8 the answer; two seeds decide nothing; a later significant gain moves it."""
+    from sslkit.experiments.paper_c.report import schedule_study
+
+    noise = [0.0, 0.3, -0.2, 0.1]
+    flat = {
+        4: {s: 80 + n for s, n in enumerate(noise)},
+        8: {s: 85 + n for s, n in enumerate(noise[::-1])},
+        16: {s: 85 + n for s, n in enumerate(noise)},
+    }
+    frame, enough = schedule_study(flat)
+    assert enough == 8 and list(frame["T (epochs)"]) == [4, 8, 16]
+    assert frame.loc[0, "next T minus this T"].startswith("higher")
+    assert schedule_study({T: {s: v for s, v in c.items() if s < 2} for T, c in flat.items()})[1] is None
+    rising = {**flat, 32: {s: 90 + n for s, n in enumerate(noise)}}
+    assert schedule_study(rising)[1] is None  # 16 is beaten by 32 and nothing longer was tried

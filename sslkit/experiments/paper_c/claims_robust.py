@@ -49,6 +49,7 @@ def robust_cells(records, scenario: str = "ood") -> dict:
     """``{protocol: {reading: {ratio: {method: {seed: row}}}}}`` of the ``scenario``'s robust records: a reading
     is a coreset budget of Retrieve (the full-set methods join each) and, where a baseline ran with its weights
     scaled to mean 1, that weighting (its own runs in place of the raw-weight ones)."""
+    records = [r for r in records if r["config"].get("epochs") is None]  # the schedule-length study: not a reading
     rows = robust_rows(named_readings(records, ROBUST, ROBUST_KEYS), clock="cpu_seconds")
     rows = [r for r in rows if PROTOCOLS.get(r["protocol"], {}).get("scenario", "ood") == scenario]
     out: dict = {}

@@ -72,6 +72,21 @@ def robust_mean1_configs(protocol: str = "cpu") -> list[dict]:
     return [dict(c, normalize_weights=True) for c in R.robust_grid(protocol) if c["method"] == "crust"]
 
 
+#: the schedule-length study of the robust CPU stand-in: Full VAT with T doubled (issue 23)
+SCHEDULE = "Full VAT, longer schedules"
+SCHEDULE_NOTE = (
+    f"Full VAT alone at OOD ratio {R.SCHEDULE_RATIO:g}, trained for T = {', '.join(map(str, R.SCHEDULE_EPOCHS))} "
+    "epochs instead of the stand-in's 4 (the cosine schedule spans each T): is the stand-in's VAT converged?"
+)
+
+
+def robust_schedule_configs(protocol: str = "cpu") -> list[dict]:
+    return [
+        {"protocol": protocol, "method": "vat", "ratio": R.SCHEDULE_RATIO, "fraction": None, "epochs": T}
+        for T in R.SCHEDULE_EPOCHS
+    ]
+
+
 def bayesian_configs(scale: str, *, with_shared: bool = True) -> list[dict]:
     """Figure 5: VAT's Full and Retrieve runs at 20 and 30 % and the Bayesian coreset under both readings of its
     weights (raw GIGA weights, and scaled to mean 1); ``with_shared=False`` leaves out Full and Retrieve (at the
@@ -197,7 +212,12 @@ ROBUST = Experiment(
     scales=_scales(
         robust_configs,
         data=_robust_data,
-        readings={"cpu": (Reading(MEAN1, robust_mean1_configs, note=MEAN1_NOTE),)},
+        readings={
+            "cpu": (
+                Reading(MEAN1, robust_mean1_configs, note=MEAN1_NOTE),
+                Reading(SCHEDULE, robust_schedule_configs, kind=DIAGNOSTIC, note=SCHEDULE_NOTE),
+            )
+        },
         seeds={"quick": (0, 1, 2), "cpu": range(5), "paper": range(3)},
     ),
     version=R.PROTOCOL_VERSION,

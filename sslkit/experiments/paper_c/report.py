@@ -291,3 +291,34 @@ def robust_readings(rows, fractions=None, caption=None):
                 out.append(row)
     frame = pd.DataFrame(out)
     return book_table(frame, first=["budget", "OOD ratio", "CRUST weights"], caption=caption), frame
+
+
+def schedule_study(cells: dict, min_seeds: int = 3) -> tuple[pd.DataFrame, int | None]:
+    """The convergence criterion of the robust stand-in's schedule: ``cells`` is ``{T: {seed: test_acc}}``
+    (:func:`~.robust.schedule_rows`). ``T`` is *long enough* when no longer ``T`` tried is significantly more
+    accurate than it (the one rule, paired by seed on the seeds both have), each comparison on at least
+    ``min_seeds`` common seeds (fewer: no verdict on convergence either way). Returns a frame with, per ``T``, its
+    seeds and mean accuracy and the comparison of the next longer ``T`` against it, and the shortest ``T`` that is
+    long enough (None: none is, or fewer than two schedules ran)."""
+    Ts = sorted(cells)
+
+    def longer_minus(U, T):  # paired by seed on the seeds both have
+        common = sorted(set(cells[U]) & set(cells[T]))
+        if not common:
+            return compare(cells[U], cells[T])
+        return compare({s: cells[U][s] for s in common}, {s: cells[T][s] for s in common})
+
+    rows, enough = [], None
+    for i, T in enumerate(Ts):
+        row = {"T (epochs)": T, "seeds": len(cells[T]), "test accuracy (%)": float(np.mean(list(cells[T].values())))}
+        if i + 1 < len(Ts):
+            c = longer_minus(Ts[i + 1], T)
+            row["next T minus this T"] = f"{c.verdict}: {c.short()}"
+        rows.append(row)
+    for i, T in enumerate(Ts[:-1]):
+        if any(len(set(cells[U]) & set(cells[T])) < min_seeds for U in Ts[i + 1 :]):
+            break
+        if all(longer_minus(U, T).verdict != "higher" for U in Ts[i + 1 :]):
+            enough = T
+            break
+    return pd.DataFrame(rows), enough

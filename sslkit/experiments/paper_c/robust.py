@@ -68,6 +68,7 @@ __all__ = [
     "robust_grid",
     "robust_rows",
     "robust_run",
+    "schedule_rows",
 ]
 
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
@@ -75,6 +76,11 @@ __all__ = [
 #: it are version 1). Bump it with a change that alters those runs' results: the runner then refuses to reuse
 #: the older records silently (:class:`sslkit.experiments.runs.store.StaleResultsError`).
 PROTOCOL_VERSION = 1
+
+#: the schedule-length study of the CPU stand-in (issue 23: is Full VAT converged after the stand-in's T = 4?):
+#: Full VAT at the middle OOD ratio with T doubled up to 32 epochs (T = 4 is the main grid's run)
+SCHEDULE_EPOCHS = (8, 16, 32)
+SCHEDULE_RATIO = 0.5
 
 #: Table 12's rows, then the extra rows of this book: Random coresets (the mechanism's comparison) and
 #: Retrieve-Warm (Table 11)
@@ -303,14 +309,16 @@ def coreset_composition(indices, task: dict) -> dict:
 
 
 def robust_run(
-    *, protocol, method, ratio, seed, fraction=None, normalize_weights=False, device="auto", task=None
+    *, protocol, method, ratio, seed, fraction=None, normalize_weights=False, epochs=None, device="auto", task=None
 ) -> dict:
     """Train one (protocol, method, ratio, seed[, fraction]) and return its metrics.
 
     ``fraction``: the coreset budget of CRUST, Retrieve, Random and Retrieve-Warm (one of
     :data:`FRACTIONS`); None for the full-set methods. ``normalize_weights`` (CRUST only): scale CRUST's
     cluster-size weights (mean ``N / k``, as CORDS multiplies the loss by them) to mean 1 over the coreset --
-    the second reading of the unlabeled weights (:class:`~sslkit.callbacks.CoresetSelection`).
+    the second reading of the unlabeled weights (:class:`~sslkit.callbacks.CoresetSelection`). ``epochs``: the
+    number of epochs ``T`` in place of the protocol's (the schedule-length study, :data:`SCHEDULE_EPOCHS`; the
+    cosine schedule spans the ``T`` given); None: the protocol's.
     Metrics: ``test_acc`` (%, final model, ID test set),
     ``seconds`` (training + selection wall-clock, evaluation excluded), ``cpu_seconds`` (the same in process
     CPU time), ``selection_seconds``, ``selection_cpu_seconds``, ``iterations``, ``epochs``, ``k``,
@@ -329,8 +337,10 @@ def robust_run(
         raise TypeError(f"normalize_weights must be a bool, got {normalize_weights!r}")
     if normalize_weights and method != "crust":
         raise ValueError(f"normalize_weights applies to CRUST's weights only (others weigh 1), not {method!r}")
+    if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
+        raise ValueError(f"epochs must be a positive int or None (the protocol's {p['epochs']}), got {epochs!r}")
     task = task if task is not None else cached_task(protocol, ratio, seed)
-    n_u, B, T = task["X_u"].shape[0], p["batch_size"], p["epochs"]
+    n_u, B, T = task["X_u"].shape[0], p["batch_size"], epochs or p["epochs"]
     hooks, selector = [], None
     epochs, total = T, T * math.ceil(n_u / B)
     if method in CORESET_METHODS:
@@ -404,12 +414,16 @@ def robust_rows(records, clock: str = "cpu_seconds") -> list[dict]:
     """One row per record: protocol, method, ratio, fraction, seed, ``test_acc``, ``seconds`` (``clock``),
     ``selection_seconds``, the mean OOD fraction of its coresets after the first (random) one
     (``coreset_ood``; None for full-set methods) and the pool's (``pool_ood``). A run with
-    ``normalize_weights`` gets the method ``"<method>_mean1"``, so it is never pooled with the raw-weight runs."""
+    ``normalize_weights`` gets the method ``"<method>_mean1"``, so it is never pooled with the raw-weight runs.
+    Records of another schedule (config ``epochs``: the schedule-length study) are left out: they compare with
+    nothing of the protocol's own schedule (:func:`schedule_rows` reads them)."""
     if clock not in ("seconds", "cpu_seconds"):
         raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
     rows = []
     for r in records:
         c, m = r["config"], r["metrics"]
+        if c.get("epochs") is not None:
+            continue
         chosen = (
             [s["ood_fraction"] for s in m["selections"][1:]]
             if c["method"] != "retrieve_warm"
@@ -430,3 +444,25 @@ def robust_rows(records, clock: str = "cpu_seconds") -> list[dict]:
             }
         )
     return rows
+
+
+def schedule_rows(records, protocol: str = "cpu", method: str = "vat", ratio: float = SCHEDULE_RATIO) -> dict:
+    """``{T: {seed: test_acc}}`` of ``method`` at ``ratio`` under ``protocol``: the protocol's own ``T`` from its
+    main-grid records and each other ``T`` from the schedule-length study's (config ``epochs``)."""
+    own = _protocol(protocol)["epochs"]
+    out: dict = {}
+    for r in records:
+        c = r["config"]
+        if (c["protocol"], c["method"], c["ratio"], c.get("normalize_weights", False)) != (
+            protocol,
+            method,
+            ratio,
+            False,
+        ):
+            continue
+        T = c.get("epochs") or own
+        cell = out.setdefault(T, {})
+        if r["seed"] in cell:
+            raise ValueError(f"two records of seed {r['seed']} for {method} at T = {T}")
+        cell[r["seed"]] = r["metrics"]["test_acc"]
+    return dict(sorted(out.items()))
