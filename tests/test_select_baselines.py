@@ -15,6 +15,7 @@ from sslkit.select import (
     USLSelector,
     kmeans,
 )
+from sslkit.select.baselines import activeft_loss
 
 
 @pytest.fixture(autouse=True)
@@ -152,6 +153,26 @@ def test_activeft_loss_decreases(data):
     sel = ActiveFTSelector(10, n_iter=40, device="cpu").fit(X)
     assert sel.loss_history_[-1] < sel.loss_history_[0]
     np.testing.assert_allclose(np.linalg.norm(sel.centroids_, axis=1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_activeft_loss_equals_backprop_through_the_similarity_matrix(seed):
+    """activeft_loss takes the n x m product without gradient; value and gradient must equal the direct formula's
+    (back-propagating through the whole product and its max), in float64 so that rounding cannot hide a mistake."""
+    g = torch.Generator().manual_seed(seed)
+    F = torch.nn.functional.normalize(torch.randn(300, 16, generator=g, dtype=torch.float64), dim=1)
+    C0 = torch.nn.functional.normalize(torch.randn(25, 16, generator=g, dtype=torch.float64), dim=1)
+    tau = 0.07
+    Ca, Cb = C0.clone().requires_grad_(), C0.clone().requires_grad_()
+    sim = F @ Ca.T / tau
+    pos, k = sim.max(dim=1)
+    direct = (torch.logaddexp(pos, torch.logsumexp(Ca @ Ca.detach().T / tau, dim=1)[k]) - pos).mean()
+    direct.backward()
+    ours = activeft_loss(F, Cb, tau)
+    ours.backward()
+    assert float(ours) == pytest.approx(float(direct), rel=1e-12)
+    np.testing.assert_allclose(Cb.grad.numpy(), Ca.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert Ca.grad.abs().sum() > 0  # a loss without gradient would pass the comparison above vacuously
 
 
 @pytest.mark.parametrize("cls", [RandomSelector, KMeansSelector, USLSelector, ActiveFTSelector])
