@@ -118,8 +118,9 @@ def b_figure3_rdss_most_representative(records):
 
 
 def b_table5_rdss_faster(records):
-    """Table 5 (App. D.4): RDSS's selection time significantly below k-Means', USL's and ActiveFT's (with one
-    timing per selector, no test can decide: not resolved, the means in the evidence)."""
+    """Table 5 (App. D.4): RDSS's selection time significantly below k-Means', USL's and ActiveFT's, paired by seed
+    (the paper averages three runs; with one timing per selector no test can decide: not resolved, the means in the
+    evidence)."""
     times = per_seed(records, (), "selector", "seconds", where=lambda c: c.get("part") == "timing").get((), {})
     others = [s for s in ("k-Means", "USL", "ActiveFT") if s in times]
     if "RDSS" not in times or not others:
