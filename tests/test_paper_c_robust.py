@@ -184,3 +184,24 @@ def test_schedule_study_criterion():
     assert schedule_study({T: {s: v for s, v in c.items() if s < 2} for T, c in flat.items()})[1] is None
     rising = {**flat, 32: {s: 90 + n for s, n in enumerate(noise)}}
     assert schedule_study(rising)[1] is None  # 16 is beaten by 32 and nothing longer was tried
+
+
+def test_longer_stand_in_is_the_stand_in_with_the_accepted_schedule():
+    """cpu_long differs from the cpu stand-in only in T (the schedule-length study's answer on the committed records:
+    the test fails when new records move it) and R = T / 4 (four selection rounds, as the stand-in's); its runs are
+    their own protocol in the claims' cells, never pooled with the T = 4 runs."""
+    from sslkit.experiments import catalog
+    from sslkit.experiments.paper_c.claims_robust import robust_cells
+    from sslkit.experiments.paper_c.report import schedule_study
+    from sslkit.experiments.paper_c.robust import LONG_EPOCHS, robust_grid, schedule_rows
+
+    short, long = PROTOCOLS["cpu"], PROTOCOLS["cpu_long"]
+    assert {k for k in short if short[k] != long[k]} == {"epochs", "every"}
+    assert long["epochs"] == LONG_EPOCHS and long["epochs"] // long["every"] == short["epochs"] // short["every"]
+    assert [dict(c, protocol="cpu") for c in robust_grid("cpu_long")] == robust_grid("cpu")
+    _, enough = schedule_study(schedule_rows(catalog.records("c_robust", "cpu")))
+    assert enough == LONG_EPOCHS
+    runs = [_rec("vat", s, 80.0, protocol=p) for s in range(3) for p in ("cpu", "cpu_long")]
+    runs += [_rec("retrieve", s, 81.0, fraction=0.1, protocol=p) for s in range(3) for p in ("cpu", "cpu_long")]
+    cells = robust_cells(runs)
+    assert set(cells) == {"cpu", "cpu_long"} and cells["cpu"] == robust_cells(runs[::2])["cpu"]  # [::2]: the cpu runs

@@ -55,6 +55,13 @@ CPU_NOTE, ROBUST_NOTE, TABLE11_NOTE = notes()
 IMBALANCE_NOTE = stand_in_note(
     R.PROTOCOLS["cpu_imbalance"], (R.PROTOCOLS["paper_cifar10_imbalance"],), unstated=("epochs",)
 )
+#: the longer robust stand-in (T and R from the schedule-length study) against the paper's MNIST OOD protocol
+LONG_NOTE = "the OOD stand-in with the schedule the schedule-length study accepts; " + stand_in_note(
+    R.PROTOCOLS["cpu_long"],
+    (R.PROTOCOLS["paper_mnist_ood"],),
+    unstated=("epochs",),
+    extra="the paper's MNIST OOD sizes",
+)
 #: the main grid's reading (CORDS' raw weights, the protocol's own schedule)
 _MAIN = {"normalize_weights": (None,), "epochs": (None,)}
 _CIFAR_OOD = {"protocol": ("paper_cifar10_ood",)}
@@ -110,6 +117,9 @@ GROUPS = {
             {"protocol": ("cpu",), "epochs": R.SCHEDULE_EPOCHS},
             ("mnist",),
             note=SCHEDULE_NOTE + "; " + ROBUST_NOTE,
+        ),
+        Group(
+            "(b) MNIST OOD · longer stand-in", ROBUST, ("cpu",), {"protocol": ("cpu_long",)}, ("mnist",), note=LONG_NOTE
         ),
         Group("(c) CIFAR-10 imbalance", ROBUST, ("paper",), _CIFAR_IMB, ("cifar10",)),
         Group(
