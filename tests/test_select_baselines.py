@@ -175,6 +175,28 @@ def test_activeft_loss_equals_backprop_through_the_similarity_matrix(seed):
     assert Ca.grad.abs().sum() > 0  # a loss without gradient would pass the comparison above vacuously
 
 
+def test_activeft_loss_refuses_bad_input_by_name():
+    F = torch.nn.functional.normalize(torch.randn(30, 4), dim=1)
+    C = F[:5].clone().requires_grad_()
+    assert torch.isfinite(activeft_loss(F, C, 0.07))  # the good case passes
+    with pytest.raises(ValueError, match="F has 4 columns and C 3"):
+        activeft_loss(F, C[:, :3], 0.07)
+    with pytest.raises(ValueError, match="C must be 2-D"):
+        activeft_loss(F, C[0], 0.07)
+    with pytest.raises(ValueError, match="F must be 2-D and non-empty"):
+        activeft_loss(F[:0], C, 0.07)
+    with pytest.raises(TypeError, match="share dtype"):
+        activeft_loss(F.double(), C, 0.07)
+    with pytest.raises(TypeError, match="F must be a floating torch tensor"):
+        activeft_loss(F.numpy(), C, 0.07)
+    bad = F.clone()
+    bad[3, 1] = float("nan")
+    with pytest.raises(ValueError, match="F contains NaN"):
+        activeft_loss(bad, C, 0.07)
+    with pytest.raises(ValueError, match="temperature must lie in"):
+        activeft_loss(F, C, 0.0)
+
+
 @pytest.mark.parametrize("cls", [RandomSelector, KMeansSelector, USLSelector, ActiveFTSelector])
 def test_bad_input(cls, data):
     X, _ = data
