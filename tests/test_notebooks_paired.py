@@ -83,3 +83,19 @@ def test_toc_lists_every_registered_notebook_under_its_paper():
     for path, paper in listed.items():
         if paper is not None:
             assert specs[path].paper == paper, f"{path} (paper {specs[path].paper}) sits in part {paper} of _toc.yml"
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_papermill_reads_every_parameter(md):
+    """papermill parses the parameters cell line by line; a line it cannot parse (e.g. one whose comment holds an '=')
+    is dropped with a warning ("Passed unknown parameter"): papermill then neither lists it nor checks it."""
+    import ast
+
+    from papermill.translators import PythonTranslator
+
+    nb = jupytext.read(md)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, f"{md.name} must have one cell tagged parameters, has {len(cells)}"
+    assigned = [t.id for node in ast.parse(cells[0].source).body for t in getattr(node, "targets", [])]
+    parsed = [p.name for p in PythonTranslator.inspect(cells[0])]
+    assert parsed == assigned, f"{md.name}: papermill reads {parsed} of the parameters {assigned}"
