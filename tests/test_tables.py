@@ -429,7 +429,8 @@ def test_side_by_side_puts_ours_beside_the_paper_per_column_value():
 
 def test_beside_paper_mean_std_one_seed_no_run_and_paper_cells():
     """Each row value in the order asked; ours as mean ± std (numpy's, ddof 1), the mean alone for one seed, "–"
-    for a cell with no run; the paper's pair with two decimals, "–" where it has none."""
+    for a cell with no run, "(n = k)" after a cell with fewer seeds than the fullest; the paper's pair with two
+    decimals, "–" where it has none."""
     recs, _ = make_records(seeds=range(3))
     one = [r for r in recs if r["seed"] == 0 and r["config"]["dataset"] == "banknote"]
     rows = [r for r in recs if r["config"]["dataset"] == "breast_cancer"] + one
@@ -458,7 +459,8 @@ def test_beside_paper_mean_std_one_seed_no_run_and_paper_cells():
     ]
     assert out.loc[0, "breast_cancer: ours"] == f"{np.mean(v):.1f} ± {np.std(v, ddof=1):.1f}"
     (v0,) = [r["metrics"]["acc"] for r in one if r["config"]["method"] == "fixmatch"]
-    assert out.loc[0, "banknote: ours"] == f"{v0:.1f}"
+    assert out.loc[0, "banknote: ours"] == f"{v0:.1f} (n = 1)"  # one seed where the table's fullest cells have 3
+    assert "(n =" not in out.loc[0, "breast_cancer: ours"]
     assert out.loc[0, "banknote: paper"] == "91.23 ± 0.50" and out.loc[0, "breast_cancer: paper"] == "–"
     assert out.loc[1, "breast_cancer: paper"] == "80.00 ± 1.00"
     assert (out.loc[2, ["breast_cancer: ours", "banknote: ours"]] == "–").all()

@@ -320,19 +320,22 @@ def paper_comparison(
 def beside_paper(records, row: str, col: str, metric: str, paper: Mapping, *, rows, cols, digits: int = 1):
     """A compact wide table: one line per value of ``row`` (in the order of ``rows``) and, for each value ``c`` of
     ``col`` (in the order of ``cols``), the columns ``"c: ours"`` (mean ± std over the records' seeds; the mean
-    alone for one seed; "–" for no run) and ``"c: paper"`` (``paper[(row value, c)]``, a (mean, std) pair; "–"
-    when the paper has none). For a stand-in whose numbers are not comparable cell by cell (another model),
+    alone for one seed; "–" for no run; ``" (n = k)"`` after a cell with fewer seeds than the table's fullest, so
+    that a caption's "over N seeds" stays true) and ``"c: paper"`` (``paper[(row value, c)]``, a (mean, std) pair;
+    "–" when the paper has none). For a stand-in whose numbers are not comparable cell by cell (another model),
     where :func:`paper_comparison`'s differences and flags would only be noise."""
     rows, cols = list(rows), list(cols)
     stats = aggregate(records, row, col, metric) if records else None
+    n_full = int(np.nanmax(stats["n"].to_numpy(dtype=float))) if stats is not None else 0
     out = []
     for r in rows:
         line = {row: r}
         for c in cols:
             has = stats is not None and r in stats.index and c in stats["mean"].columns
-            line[f"{c}: ours"] = (
-                format_mean_std(stats["mean"].loc[r, c], stats["std"].loc[r, c], digits) if has else "–"
-            )
+            n = float(stats["n"].loc[r, c]) if has else 0.0
+            has = has and n > 0  # nan > 0 is False: no run of this cell
+            cell = format_mean_std(stats["mean"].loc[r, c], stats["std"].loc[r, c], digits) if has else "–"
+            line[f"{c}: ours"] = cell + (f" (n = {int(n)})" if has and n < n_full else "")
             p = paper.get((r, c))
             line[f"{c}: paper"] = "–" if p is None else format_mean_std(*p, digits=2)
         out.append(line)
