@@ -159,6 +159,12 @@ def test_headline_names_the_pages_evidence_and_verdicts():
     else:
         assert h["evidence"] == "no committed records yet"
     assert h["verdicts"].startswith("Of the paper's") or h["verdicts"] == "the ledger tests no claim on them"
+    # each machine label whole: a label holds commas ("AMD EPYC (2 cores), torch ..., 1 thread"), so a comma cannot
+    # separate two of them
+    for page in {x.notebook for x in catalog.experiments()}:
+        evidence = catalog.headline(page)["evidence"]
+        if "; on " in evidence:
+            assert all(label.count("torch") <= 1 for label in evidence.split("; on ", 1)[1].split(" and on ")), evidence
 
 
 def test_committed_runs_lists_every_paper_and_kind():

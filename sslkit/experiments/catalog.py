@@ -287,7 +287,7 @@ def headline(notebook: str, root=None) -> dict:
             many = "s" if len(seeds) != 1 else ""
             kind = e.scales[scale].kind
             parts.append(f"{e.name}: {len(recs)} runs at scale {scale} ({kind}), {len(seeds)} seed{many}")
-    evidence = "; ".join(parts) + (f"; on {', '.join(sorted(hardware))}" if hardware else "")
+    evidence = "; ".join(parts) + (f"; on {' and on '.join(sorted(hardware))}" if hardware else "")
     names = tuple(f"{e.name}/" for e in mine)
     table = ledger(root)
     rows = table[table["records"].map(lambda text: any(n in text for n in names))]
