@@ -56,7 +56,9 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--executor", default="local", help="local, ray, slurm, or a dict of resources per run: \"{'name': 'ray'}\""
     )
-    run.add_argument("--threads", type=int, default=0, help="torch threads (0: the scale's, else torch's default)")
+    run.add_argument(
+        "--threads", type=int, default=0, help="torch threads of each local run, in its records (0: the scale's count)"
+    )
     run.add_argument("--results-dir", default=None, help="a results folder in place of the experiment's")
     run.add_argument(
         "-o",
@@ -139,10 +141,6 @@ def _run(args) -> int:
     options = dict(parse_option(o) for o in args.option)
     seeds = None if args.seeds is None else parse_seeds(args.seeds)
     executor = _executor(args.executor)
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
     records = catalog.run(
         args.name,
         args.scale,
@@ -151,6 +149,7 @@ def _run(args) -> int:
         executor=executor,
         results_dir=args.results_dir,
         progress=not args.no_progress,
+        threads=args.threads or None,
         **options,
     )
     e = catalog.get(args.name)

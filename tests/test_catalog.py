@@ -171,3 +171,34 @@ def test_committed_runs_lists_every_paper_and_kind():
     runs = catalog.committed_runs()
     assert {(e.paper, k) for e in catalog.experiments() for k in KINDS} <= set(runs)
     assert all(isinstance(v, int) and v >= 0 for v in runs.values())
+
+
+def test_sslkit_run_threads_reach_the_runs_and_their_records(tmp_path):
+    """``sslkit run --threads N`` sets torch's threads of every local run, over the scale's own count, and each new
+    record says so (label and field); torch's count is restored afterwards. Before, a scale with its own count
+    (e.g. b_table1's cpu scale, 2) silently overrode --threads."""
+    import torch
+
+    before = torch.get_num_threads()
+    argv = ["run", "supervised_baseline", "--scale", "quick", "--device", "cpu", "--results-dir", str(tmp_path)]
+    assert main([*argv, "--seeds", "0", "-o", "datasets=breast_cancer", "--threads", "1", "--no-progress"]) == 0
+    records = load_results(tmp_path / "supervised_baseline" / "quick.jsonl")
+    assert records and all(r["torch_threads"] == 1 and r["hardware"].endswith(", 1 thread") for r in records)
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads must be positive"):
+        catalog.run(
+            "supervised_baseline", "quick", seeds=[0], results_dir=tmp_path, threads=-1, datasets=["breast_cancer"]
+        )
+
+
+def test_b_table1_cpu_grid_narrows_to_selectors_and_budgets():
+    """`sslkit run b_table1 --scale cpu -o selectors=k-Means -o budgets=4000`: the pool's two runs of that cell (one
+    per algorithm), the same configs as the full grid's; an unknown selector is refused by name."""
+    s = catalog.get("b_table1").scale("cpu")
+    full = s.configs()
+    some = s.configs(True, selectors=["k-Means"], budgets=[4000])
+    assert len(some) == 2 and some == [c for c in full if c["selector"] == "k-Means" and c["m"] == 4000]
+    assert {c["pool"] for c in some} == {"full"}
+    assert len(s.configs(True, budgets=[40])) == 3 * len(s.configs(True, budgets=[40], selectors=["RDSS", "USL"]))
+    with pytest.raises(ValueError, match=r"no selector \['kmeans'\]"):
+        s.configs(True, selectors=["kmeans"])

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from sslkit._checks import check_count
+
 from .notebooks import registry
 from .paper_a import claims as a_claims
 from .paper_a import experiments as a_experiments
@@ -119,6 +121,7 @@ def run(
     fixed=None,
     extra=None,
     on_stale="error",
+    threads=None,
     **options,
 ) -> list[dict]:
     """Run (or resume) experiment ``name`` at ``scale`` and return its records (those already in the results
@@ -130,7 +133,8 @@ def run(
     here); ``fixed`` overrides fixed arguments of the run function (each record stores what it got, ``call``);
     ``extra``: facts stored with each new record beside the scale's. The results go to the experiment's file
     (:meth:`~.runs.experiment.Experiment.path`) or under ``results_dir``. On the local executor torch runs with
-    the thread count the committed records of the scale used (``Scale.threads``). A scale meant for a GPU on a
+    ``threads`` threads (None: the count the committed records of the scale used, ``Scale.threads``), and each
+    new record's hardware label says how many. A scale meant for a GPU on a
     machine without one is a ``ValueError`` (:func:`gpu_needed`)."""
     e = get(name)
     s = e.scale(scale)
@@ -155,11 +159,12 @@ def run(
         if unknown:
             raise ValueError(f"{e.name}: the run function has no argument {sorted(unknown)}")
         fn = type(fn)(fn.func, **{**fn.keywords, **fixed})
+    if threads is not None:
+        threads = check_count(threads, "threads", allow_zero=False)
+    threads = threads or s.threads
     hardware = None
     if local:
-        hardware = hardware_summary(device) + (
-            f", {s.threads} thread{'s' if s.threads > 1 else ''}" if s.threads else ""
-        )
+        hardware = hardware_summary(device) + (f", {threads} thread{'s' if threads > 1 else ''}" if threads else "")
     kw = dict(
         scale=scale,
         progress=progress,
@@ -170,7 +175,7 @@ def run(
         on_stale=on_stale,
     )
     path = e.path(scale, results_dir)
-    with _threads(s.threads if local else None):
+    with _threads(threads if local else None):
         if not e.by_seed:
             return run_grid(fn, grid, path, seeds=seeds, **kw)
         return [r for one in seeds for r in run_grid(fn, grid, path, seeds=[one], **kw)]

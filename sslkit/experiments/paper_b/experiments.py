@@ -117,12 +117,25 @@ FULL_POOL_NOTE = (
 )
 
 
-def table1_full_pool_configs() -> list[dict]:
-    return [
+def table1_full_pool_configs(selectors=None, budgets=None) -> list[dict]:
+    grid = [
         {"dataset": "cifar10", "pool": "full", "extractor": "efficientnet_lite0", "selector": s, "algorithm": a, "m": m}
         for m in L.TABLE1_BUDGETS["CIFAR-10"]
         for s in L.TABLE1_SELECTORS
         for a in L.TABLE1_ALGORITHMS
+    ]
+    return table1_narrow(grid, selectors, budgets)
+
+
+def table1_narrow(grid, selectors=None, budgets=None) -> list[dict]:
+    """Table 1's configs of ``selectors`` at ``budgets`` only (None: all), the options of
+    ``sslkit run b_table1 --scale cpu -o selectors=k-Means -o budgets=4000``; an unknown selector is an error."""
+    if selectors is not None:
+        unknown = sorted(set(selectors) - set(L.TABLE1_SELECTORS))
+        if unknown:
+            raise ValueError(f"b_table1 has no selector {unknown}; its selectors: {', '.join(L.TABLE1_SELECTORS)}")
+    return [
+        c for c in grid if (selectors is None or c["selector"] in selectors) and (budgets is None or c["m"] in budgets)
     ]
 
 
@@ -140,7 +153,9 @@ TABLE1 = Experiment(
         "quick": Scale(QUICK, table1_quick_configs, (0,), _head_data, extra=_HEAD_EXTRA),
         "cpu": Scale(
             STAND_IN,
-            lambda: table1_quick_configs(("cifar10",), "efficientnet_lite0"),
+            lambda selectors=None, budgets=None: table1_narrow(
+                table1_quick_configs(("cifar10",), "efficientnet_lite0"), selectors, budgets
+            ),
             range(5),
             _head_data,
             readings=(Reading(FULL_POOL, table1_full_pool_configs, note=FULL_POOL_NOTE),),
