@@ -432,7 +432,12 @@ def activeft_loss(F: torch.Tensor, C: torch.Tensor, temperature: float) -> torch
     unless both are 2-D with the same number of columns, non-empty and finite, and ``temperature > 0``.
     """
     _check_activeft_inputs(F, C)
-    temperature = check_real(temperature, "temperature", low=0.0, low_open=True)
+    return _activeft_loss(F, C, check_real(temperature, "temperature", low=0.0, low_open=True))
+
+
+def _activeft_loss(F: torch.Tensor, C: torch.Tensor, temperature: float) -> torch.Tensor:
+    """:func:`activeft_loss` on inputs already checked (ActiveFTSelector's loop: its features are checked once in
+    ``fit``, not at each of its 300 steps)."""
     with torch.no_grad():
         pos0, k = (F @ C.T / temperature).max(dim=1)  # (n,)
     dot = (F * C[k]).sum(dim=1) / temperature  # = pos0 up to rounding, carrying d pos / d C
@@ -497,7 +502,7 @@ class ActiveFTSelector(_Selector):
                 if self.batch_size is None or self.batch_size >= n
                 else F[torch.as_tensor(rng.choice(n, size=self.batch_size, replace=False), device=X.device)]
             )
-            loss = activeft_loss(batch, C, tau)
+            loss = _activeft_loss(batch, C, tau)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
