@@ -61,19 +61,19 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = sorted((ROOT / "notebooks" / "results").glob("**/*.jsonl"))
 
 
-def cost(rec):
-    """How a record's replay cost is ranked: records that read the 50 000-image CIFAR-10 pool last, then stored
-    seconds, then key. A pool record's stored seconds (10 s for b_table4_head) leave out the pool's EfficientNet
-    features, extracted once per machine and memoised per process: on a fresh machine's two cores that extraction
-    took about 45 minutes (measured), which a replay here would pay. Such records replay one by one with
-    ``sslkit replay``."""
-    return (rec.get("config", {}).get("pool") == "full", rec["seconds"], rec["key"])
+def cost(rec, scale=None):
+    """How a record's replay cost is ranked: records whose reading of ``scale`` declares an ``unstored_cost`` last
+    (b_table1 / b_table4_head's 50 000-image pool: its stored 10 s leave out the pool's EfficientNet features,
+    extracted once per machine, about 45 minutes on a fresh machine's two cores, which a replay here would pay),
+    then stored seconds, then key. Such records replay one by one with ``sslkit replay``."""
+    reading = scale.reading_of(rec.get("config", {})) if scale is not None else None
+    return (bool(reading and reading.unstored_cost), rec["seconds"], rec["key"])
 
 
-def picked(records, fields):
-    """The cheapest record (:func:`cost`) of each distinct value of ``fields``, in that order."""
+def picked(records, fields, scale=None):
+    """The cheapest record (:func:`cost` under ``scale``) of each distinct value of ``fields``, in that order."""
     best = {}
-    for rec in sorted(records, key=cost):
+    for rec in sorted(records, key=lambda r: cost(r, scale)):
         best.setdefault(json.dumps([rec["config"].get(f) for f in fields]), rec)
     return list(best.values())
 
@@ -86,7 +86,7 @@ def picked(records, fields):
 REPLAY_BUDGET_SECONDS = 300.0
 
 
-def budgeted(records, chaotic_elsewhere: bool):
+def budgeted(records, chaotic_elsewhere: bool, scale=None):
     """``records`` (cheapest first, as :func:`picked` orders them) split into (replayed, left out with a reason).
 
     Always the cheapest record; then the next ones while the cumulative stored seconds stay within
@@ -94,7 +94,7 @@ def budgeted(records, chaotic_elsewhere: bool):
     were made on another platform than this one: :data:`REPORT`), the cheapest one alone: a report shows that the
     code path still runs and how far a training run moved, which one record shows as well as six.
     """
-    records = sorted(records, key=cost)
+    records = sorted(records, key=lambda r: cost(r, scale))
     if chaotic_elsewhere:
         return records[:1], [
             (
@@ -126,11 +126,11 @@ def _cases():
                 marks=pytest.mark.skip(reason=f"{name} cannot be replayed: {NOT_REPLAYABLE[name]}"),
             )
             continue
-        experiment = catalog.for_file(path)[0]
-        fields = experiment.pick_by
-        records = picked(load_results(path), fields)
+        experiment, scale = catalog.for_file(path)
+        fields, scale = experiment.pick_by, experiment.scale(scale)
+        records = picked(load_results(path), fields, scale)
         elsewhere = all(replay_rule(experiment, r, current).verdict == REPORT for r in records)
-        kept, left = budgeted(records, elsewhere)
+        kept, left = budgeted(records, elsewhere, scale)
         for rec, reason in [(r, None) for r in kept] + left:
             label = ",".join(f"{rec['config'].get(f)}" for f in fields) or "cheapest"
             marks = [pytest.mark.slow] + ([pytest.mark.skip(reason=reason)] if reason else [])
@@ -320,12 +320,18 @@ def test_replay_differences_follow_the_rule():
     assert report_line(stored, {**stored, "a": [0.25, 0.5]}) == "a changed by up to 0.25"
 
 
-def test_a_pool_record_is_picked_last_whatever_its_stored_seconds():
-    pool = {"key": "p", "seconds": 10.0, "config": {"pool": "full", "alpha": 0.5}}
-    subset = {"key": "s", "seconds": 60.0, "config": {"pool": "subset", "alpha": 0.5}}
-    assert picked([pool, subset], ()) == [subset]
-    assert picked([pool], ()) == [pool]  # alone, it still stands for its file
-    kept, _ = budgeted([pool, subset], chaotic_elsewhere=True)
+def test_a_record_with_an_unstored_cost_is_picked_last_whatever_its_stored_seconds():
+    e, scale_name = catalog.for_file(ROOT / "notebooks" / "results" / "b_table4_head" / "paper.jsonl")
+    scale = e.scale(scale_name)
+    pool_config = next(c for c in scale.configs() if scale.reading_of(c) is not None)
+    subset_config = next(c for c in scale.configs() if scale.reading_of(c) is None)
+    assert scale.reading_of(pool_config).unstored_cost  # declared by the experiment, not guessed here
+    pool = {"key": "p", "seconds": 10.0, "config": pool_config}
+    subset = {"key": "s", "seconds": 60.0, "config": subset_config}
+    assert picked([pool, subset], (), scale) == [subset]
+    assert picked([pool], (), scale) == [pool]  # alone, it still stands for its file
+    assert picked([pool, subset], ()) == [pool]  # without the declaration, stored seconds alone decide
+    kept, _ = budgeted([pool, subset], chaotic_elsewhere=True, scale=scale)
     assert kept == [subset]
 
 

@@ -41,12 +41,15 @@ SCALES = ("quick", "cpu", "paper")
 class Reading:
     """A named part of a scale's grid whose records are read apart from the main grid's: ``grid()`` gives its
     configurations (none of them in the main grid); ``kind`` overrides the scale's (e.g. a diagnostic probe);
-    ``note`` says what differs."""
+    ``note`` says what differs; ``unstored_cost``, in words, what a rerun of one of its records pays on a fresh
+    machine beyond the record's stored ``seconds`` (data prepared once per machine and memoised, which the stored
+    seconds leave out): "" when nothing. The replay test picks such records last."""
 
     name: str
     grid: Callable[[], list]
     kind: str = ""
     note: str = ""
+    unstored_cost: str = ""
 
 
 @dataclass(frozen=True)
