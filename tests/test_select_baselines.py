@@ -170,7 +170,7 @@ def test_activeft_loss_equals_backprop_through_the_similarity_matrix(seed):
     direct.backward()
     ours = activeft_loss(F, Cb, tau)
     ours.backward()
-    assert float(ours) == pytest.approx(float(direct), rel=1e-12)
+    assert ours.item() == pytest.approx(direct.item(), rel=1e-12)
     np.testing.assert_allclose(Cb.grad.numpy(), Ca.grad.numpy(), rtol=1e-10, atol=1e-12)
     assert Ca.grad.abs().sum() > 0  # a loss without gradient would pass the comparison above vacuously
 
