@@ -40,6 +40,21 @@ def test_twin_is_executed_and_error_free(md):
 
 
 @pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_every_table_is_a_book_table(md):
+    """A page shows its tables through ``book_table`` (index moved into columns, no NaN, split to fit the column).
+    A bare DataFrame as a cell's value renders pandas' own HTML (class "dataframe" alone) with its index."""
+    ipynb = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    bare = [
+        i
+        for i, c in enumerate(ipynb.cells)
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if 'class="dataframe"' in o.get("data", {}).get("text/html", "")
+    ]
+    assert not bare, f"{md.stem}: cells {sorted(set(bare))} show a DataFrame without book_table"
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
 def test_first_cell_installs_sslkit_in_colab(md):
     """The first cell installs sslkit in Colab from the one install source: ``repository.url`` of ``_config.yml``
     (``python .ci/publish.py URL`` changes both); the twin's first cell is the same."""
