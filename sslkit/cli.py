@@ -68,6 +68,13 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="narrow the grid, e.g. -o datasets=adult,banknote or -o tables=4,5",
     )
+    run.add_argument(
+        "--reading",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this named reading of the grid (repeatable), not the main grid",
+    )
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
 
@@ -150,6 +157,7 @@ def _run(args) -> int:
         results_dir=args.results_dir,
         progress=not args.no_progress,
         threads=args.threads or None,
+        **({"readings": args.reading, "main": False} if args.reading else {}),
         **options,
     )
     e = catalog.get(args.name)

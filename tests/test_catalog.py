@@ -71,20 +71,44 @@ def test_specs_are_complete_and_consistent():
 
 
 def test_the_robust_and_tradeoff_readings_are_explicit():
-    """The mean-1 weights of CRAIG / GradMatch / CRUST and the robust stand-in's longer schedules are named readings
-    of the cpu grid, never the main one: each reading's configurations differ from the main grid's by its own key."""
+    """The mean-1 weights of CRAIG / GradMatch / CRUST, the robust stand-in's longer schedules and CRUST without
+    MixUp are named readings of the cpu grid, never the main one: each reading's configurations differ from the
+    main grid's by its own key (or, for CRUST without MixUp, its own method name)."""
     own_key = {"weights scaled to mean 1": "normalize_weights", "Full VAT, longer schedules": "epochs"}
+    own_method = {"CRUST without MixUp": ("crust_nomixup", "crust")}
     seen = set()
     for e in catalog.experiments("C"):
         s = e.scales.get("cpu")
         for r in s.readings if s else ():
-            key = own_key[r.name]
             seen.add(r.name)
             for c in r.grid():
-                assert c.get(key) not in (None, False) and s.reading_of(c) is r
-                assert catalog.reading_of(e.name, "cpu", c) == r.name
-                assert catalog.reading_of(e.name, "cpu", {k: v for k, v in c.items() if k != key}) == ""
-    assert seen == set(own_key)
+                assert s.reading_of(c) is r and catalog.reading_of(e.name, "cpu", c) == r.name
+                if r.name in own_method:
+                    mine, main = own_method[r.name]
+                    assert c["method"] == mine
+                    assert catalog.reading_of(e.name, "cpu", {**c, "method": main}) == ""
+                else:
+                    key = own_key[r.name]
+                    assert c.get(key) not in (None, False)
+                    assert catalog.reading_of(e.name, "cpu", {k: v for k, v in c.items() if k != key}) == ""
+    assert seen == set(own_key) | set(own_method)
+
+
+def test_a_run_of_named_readings_only_leaves_out_the_main_grid():
+    s = catalog.get("c_robust").scale("cpu")
+    only = s.configs(["CRUST without MixUp"], main=False)
+    assert only and all(c["method"] == "crust_nomixup" and s.reading_of(c) for c in only)
+    assert len(s.configs(["CRUST without MixUp"])) == len(s.configs(False)) + len(only)
+    with pytest.raises(ValueError, match="no reading \\['no such reading'\\]"):
+        s.configs(["no such reading"], main=False)
+
+
+def test_sslkit_run_reading_runs_that_reading_only(tmp_path, capsys):
+    """``sslkit run NAME --reading R``: the named reading's runs, none of the main grid's; an unknown name is a
+    usage error that names the scale's readings, before anything runs."""
+    argv = ["run", "c_robust", "--scale", "cpu", "--results-dir", str(tmp_path), "--no-progress"]
+    assert main([*argv, "--reading", "no such reading"]) == 2
+    assert "CRUST without MixUp" in capsys.readouterr().err and not list(tmp_path.iterdir())
 
 
 def test_an_experiment_name_lives_in_its_spec_only():

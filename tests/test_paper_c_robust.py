@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sslkit.experiments.paper_c.robust import (
+    ABLATIONS,
     FRACTIONS,
     METHODS,
     PAPER_TABLE11,
@@ -88,6 +89,19 @@ def test_methods_get_the_iterations_of_their_epochs_and_the_run_is_deterministic
     )
     assert rows[0]["coreset_ood"] == pytest.approx(np.mean([s["ood_fraction"] for s in r1["selections"][1:]]))
     assert rows[1]["coreset_ood"] is None
+
+
+def test_crust_without_mixup_keeps_crusts_coresets_and_budget_and_drops_only_the_mixup():
+    """The ablation of §4's MixUp remark: "crust_nomixup" selects as CRUST does (same k, same iterations, the same
+    first coreset) but trains plain VAT, so the training differs; it is outside the main grid."""
+    task = build_task("quick", 0.5, seed=0)
+    kw = dict(protocol="quick", ratio=0.5, seed=0, fraction=0.1, epochs=2, task=task)
+    crust, plain = robust_run(method="crust", **kw), robust_run(method="crust_nomixup", **kw)
+    assert plain["k"] == crust["k"] == 80 and plain["iterations"] == crust["iterations"]
+    assert plain["selections"][0] == crust["selections"][0]  # the first coreset: before any training
+    assert plain["curve"][0][1] != crust["curve"][0][1]  # MixUp changes what the first epoch learns
+    assert "crust_nomixup" not in {g["method"] for g in robust_grid("cpu")}
+    assert {g["method"] for g in robust_grid("cpu", methods=ABLATIONS)} == {"crust_nomixup"}
 
 
 def test_grid_runs_coreset_methods_at_every_budget():

@@ -118,24 +118,25 @@ def run(
     results_dir=None,
     progress: bool = False,
     readings=True,
+    main: bool = True,
     fixed=None,
     extra=None,
     on_stale="error",
     threads=None,
     **options,
 ) -> list[dict]:
-    """Run (or resume) experiment ``name`` at ``scale`` and return its records (those already in the results
-    file are reused, not rerun; :func:`~.runs.runner.run_grid`).
+    """Run (or resume) experiment ``name`` at ``scale`` and return its records (those already in the results file are
+    reused, not rerun; :func:`~.runs.runner.run_grid`).
 
     ``seeds``: the seeds (default: the scale's); ``seed``: the first one, the scale's seeds shifted to start there
     (a notebook's ``seed`` parameter). ``readings``: also run the named readings of the grid (True: all, False:
-    none, or a list of names). ``options`` narrow the grid (e.g. ``datasets=[...]``: the rows whose data loads
-    here); ``fixed`` overrides fixed arguments of the run function (each record stores what it got, ``call``);
-    ``extra``: facts stored with each new record beside the scale's. The results go to the experiment's file
-    (:meth:`~.runs.experiment.Experiment.path`) or under ``results_dir``. On the local executor torch runs with
-    ``threads`` threads (None: the count the committed records of the scale used, ``Scale.threads``), and each
-    new record's hardware label says how many. A scale meant for a GPU on a
-    machine without one is a ``ValueError`` (:func:`gpu_needed`)."""
+    none, or a list of names); ``main=False`` leaves out the main grid (only the readings run). ``options`` narrow
+    the grid (e.g. ``datasets=[...]``: the rows whose data loads here); ``fixed`` overrides fixed arguments of the
+    run function (each record stores what it got, ``call``); ``extra``: facts stored with each new record beside the
+    scale's. The results go to the experiment's file (:meth:`~.runs.experiment.Experiment.path`) or under
+    ``results_dir``. On the local executor torch runs with ``threads`` threads (None: the count the committed
+    records of the scale used, ``Scale.threads``), and each new record's hardware label says how many. A scale meant
+    for a GPU on a machine without one is a ``ValueError`` (:func:`gpu_needed`)."""
     e = get(name)
     s = e.scale(scale)
     why = gpu_needed(e, scale, device, executor)
@@ -145,7 +146,7 @@ def run(
         seeds = list(s.seeds) if seed is None else [seed + (k - s.seeds[0]) for k in s.seeds]
     elif seed is not None:
         raise ValueError("give seeds= or seed=, not both")
-    grid = s.configs(readings, **options)
+    grid = s.configs(readings, main=main, **options)
     if not grid:
         return []
     local = executor == "local"

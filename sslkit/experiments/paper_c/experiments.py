@@ -72,6 +72,16 @@ def robust_mean1_configs(protocol: str = "cpu") -> list[dict]:
     return [dict(c, normalize_weights=True) for c in R.robust_grid(protocol) if c["method"] == "crust"]
 
 
+#: CRUST without its MixUp on the robust CPU stand-in (§4, Figure 6 d: "the performance gain due to MixUP for coreset
+#: selection in the SSL setting is minimal"; claim C-R-mixup)
+NO_MIXUP = "CRUST without MixUp"
+NO_MIXUP_NOTE = "CRUST's coresets trained with plain VAT instead of VAT on mixed-up unlabeled batches"
+
+
+def robust_nomixup_configs(protocol: str = "cpu") -> list[dict]:
+    return R.robust_grid(protocol, methods=R.ABLATIONS)
+
+
 #: the schedule-length study of the robust CPU stand-in: Full VAT with T doubled (issue 23)
 SCHEDULE = "Full VAT, longer schedules"
 SCHEDULE_NOTE = (
@@ -215,6 +225,7 @@ ROBUST = Experiment(
         readings={
             "cpu": (
                 Reading(MEAN1, robust_mean1_configs, note=MEAN1_NOTE),
+                Reading(NO_MIXUP, robust_nomixup_configs, note=NO_MIXUP_NOTE),
                 Reading(SCHEDULE, robust_schedule_configs, kind=DIAGNOSTIC, note=SCHEDULE_NOTE),
             )
         },

@@ -87,10 +87,15 @@ class Scale:
         """The dataset ``config`` uses at this scale (see the class docstring)."""
         return self.data(config) if callable(self.data) else self.data
 
-    def configs(self, readings=True, **options) -> list[dict]:
-        """The main grid (``grid(**options)``), then each reading's configurations (``readings``: True for all,
-        False for none, or the names of those to include; a reading's grid gets the options it takes)."""
-        out = list(self.grid(**options))
+    def configs(self, readings=True, *, main: bool = True, **options) -> list[dict]:
+        """The main grid (``grid(**options)``; left out when ``main`` is False), then each reading's
+        configurations (``readings``: True for all, False for none, or the names of those to include; a reading's
+        grid gets the options it takes). A name that is not a reading of this scale is a ``ValueError``."""
+        if readings not in (True, False):
+            unknown = sorted(set(readings) - {r.name for r in self.readings})
+            if unknown:
+                raise ValueError(f"no reading {unknown}; this scale's readings: {[r.name for r in self.readings]}")
+        out = list(self.grid(**options)) if main else []
         for r in self.readings:
             if readings is True or (readings and r.name in readings):
                 takes = inspect.signature(r.grid).parameters
