@@ -219,3 +219,21 @@ def test_longer_stand_in_is_the_stand_in_with_the_accepted_schedule():
     runs += [_rec("retrieve", s, 81.0, fraction=0.1, protocol=p) for s in range(3) for p in ("cpu", "cpu_long")]
     cells = robust_cells(runs)
     assert set(cells) == {"cpu", "cpu_long"} and cells["cpu"] == robust_cells(runs[::2])["cpu"]  # [::2]: the cpu runs
+
+
+def test_mixup_ablation_pairs_by_seed_and_judges_the_margin():
+    """The page's MixUp table: CRUST against CRUST without MixUp, paired by seed, per (budget, ratio); a gain whose
+    whole 95 % interval is inside ±1.5 points holds, one wholly outside does not; imbalance rows never join."""
+    from sslkit.experiments.paper_c.report import mixup_ablation
+
+    with_mix = {0: 90.0, 1: 91.0, 2: 92.0, 3: 93.0}
+    recs = []
+    for s, a in with_mix.items():
+        recs += [_rec("crust", s, a, fraction=0.1), _rec("crust_nomixup", s, a - 0.1 + 0.05 * (s % 2), fraction=0.1)]
+        recs += [_rec("crust", s, a, fraction=0.5), _rec("crust_nomixup", s, a - 5 + 0.1 * (s % 2), fraction=0.5)]
+        recs += [_rec("crust_nomixup", s, 0.0, ratio=0.5, protocol="cpu_imbalance", fraction=0.1)]
+    _, frame = mixup_ablation(robust_rows(recs), margin=1.5)
+    assert frame["budget"].tolist() == ["10 %", "50 %"] and frame["seeds"].tolist() == [4, 4]
+    assert frame["within ±1.5"].tolist() == ["holds", "does not hold"]
+    assert frame["MixUp's gain"].iloc[1].startswith("+4.95 (95 % CI")  # paired: the mean per-seed difference
+    assert mixup_ablation(robust_rows([_rec("crust", 0, 90.0, fraction=0.1)]), margin=1.5)[1].empty

@@ -293,6 +293,53 @@ def robust_readings(rows, fractions=None, caption=None):
     return book_table(frame, first=["budget", "OOD ratio", "CRUST weights"], caption=caption), frame
 
 
+def mixup_ablation(rows, margin: float, caption=None):
+    """The robust-SSL page's MixUp ablation (§4: "the performance gain due to MixUP for coreset selection in the SSL
+    setting is minimal"): per (budget, OOD ratio) of the OOD rows of :func:`~.robust.robust_rows`, CRUST (method
+    ``crust``, with MixUp) and CRUST's coresets trained without it (``crust_nomixup``), their seeds and means, and
+    MixUp's gain (CRUST minus the ablation) by the one rule (paired by seed on the seeds both ran): its 95 % CI and
+    p, and whether the whole interval lies within ``± margin`` points (:func:`~..report.stats.within`). Returns
+    ``(book table, frame)``; the frame is empty when no ablation run is there."""
+    from ..report.stats import within
+    from .robust import PROTOCOLS as ROBUST_PROTOCOLS
+
+    rows = [r for r in rows if ROBUST_PROTOCOLS[r["protocol"]]["scenario"] == "ood"]
+
+    def accs(method, f, ratio):
+        return {
+            r["seed"]: r["test_acc"] for r in rows if (r["method"], r["fraction"], r["ratio"]) == (method, f, ratio)
+        }
+
+    out = []
+    cells = sorted({(r["fraction"], r["ratio"]) for r in rows if r["method"] == "crust_nomixup"})
+    for f, ratio in cells:
+        with_mix, without = accs("crust", f, ratio), accs("crust_nomixup", f, ratio)
+        if not with_mix:
+            continue
+        common = sorted(set(with_mix) & set(without))
+        a, b = (
+            ({s: with_mix[s] for s in common}, {s: without[s] for s in common})
+            if len(common) >= 2
+            else (with_mix, without)
+        )
+        verdict, c = within(a, b, margin)
+        out.append(
+            {
+                "budget": budget(f),
+                "OOD ratio": f"{round(100 * ratio)} %",
+                "seeds": len(common) if len(common) >= 2 else f"{len(with_mix)} / {len(without)}",
+                "CRUST": f"{np.mean(list(a.values())):.2f}",
+                "without MixUp": f"{np.mean(list(b.values())):.2f}",
+                "MixUp's gain": c.short(),
+                f"within ±{margin:g}": verdict,
+            }
+        )
+    frame = pd.DataFrame(
+        out, columns=["budget", "OOD ratio", "seeds", "CRUST", "without MixUp", "MixUp's gain", f"within ±{margin:g}"]
+    )
+    return book_table(frame, first=["budget", "OOD ratio"], caption=caption), frame
+
+
 def schedule_study(cells: dict, min_seeds: int = 3) -> tuple[pd.DataFrame, int | None]:
     """The convergence criterion of the robust stand-in's schedule: ``cells`` is ``{T: {seed: test_acc}}``
     (:func:`~.robust.schedule_rows`). ``T`` is *long enough* when no longer ``T`` tried is significantly more
