@@ -179,6 +179,27 @@ def test_robust_protocols_and_weight_readings_are_not_pooled():
     assert CCR.c_robust_imbalance_margin(imb)[0] == H  # 5 points above, more than 1.5
 
 
+def test_crust_without_mixup_joins_the_main_cells_and_decides_the_mixup_claim():
+    """C-R-mixup: CRUST's gain over its coresets trained without MixUp, within ±1.5 points by the rule. The
+    ablation's runs (a named reading) sit beside the main grid's CRUST in one cell: no view of their own, so the
+    other robust claims read the same cells as without them."""
+
+    def with_ablation(gap):
+        recs = robust({"retrieve": 50.0, "crust": 80.0}, {"retrieve": 95.0, "crust": 90.0})
+        for r in [r for r in recs if r["config"]["method"] == "crust"]:
+            metrics = {**r["metrics"], "test_acc": r["metrics"]["test_acc"] - gap + 0.05 * r["seed"]}
+            recs.append(rec({**r["config"], "method": "crust_nomixup"}, r["seed"], **metrics))
+        return recs
+
+    assert CCR.c_robust_mixup_minimal(robust({"retrieve": 50.0, "crust": 80.0}))[0] == N
+    assert CCR.c_robust_mixup_minimal(with_ablation(0.1))[0] == H
+    assert CCR.c_robust_mixup_minimal(with_ablation(4.0))[0] == F
+    cells = CCR.robust_cells(with_ablation(0.1))
+    assert list(cells["cpu"]) == ["budget 0.1"] and "crust_nomixup" in cells["cpu"]["budget 0.1"][0.5]
+    plain = robust({"retrieve": 50.0, "crust": 80.0}, {"retrieve": 95.0, "crust": 90.0})
+    assert CCR.c_robust_beats_all(with_ablation(0.1)) == CCR.c_robust_beats_all(plain)
+
+
 def test_paper_a_comparable_readings():
     def rows(means, n=10):
         return [

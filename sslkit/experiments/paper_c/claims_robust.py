@@ -29,7 +29,7 @@ from ..report.ledger import (
 )
 from ..report.stats import compare, within
 from .experiments import ROBUST
-from .robust import PROTOCOLS, robust_rows
+from .robust import ABLATIONS, PROTOCOLS, robust_rows
 
 ROBUST_BASELINES = ("vat", "supervised", "l2rw", "ds3l", "crust")
 #: the config keys a renamed reading keeps (:func:`named_readings`): the main grid's, and ``epochs`` so that
@@ -53,6 +53,10 @@ def robust_cells(records, scenario: str = "ood") -> dict:
     scaled to mean 1, that weighting (its own runs in place of the raw-weight ones)."""
     rows = robust_rows(named_readings(records, ROBUST, ROBUST_KEYS), clock="cpu_seconds")
     rows = [r for r in rows if PROTOCOLS.get(r["protocol"], {}).get("scenario", "ood") == scenario]
+    for r in rows:  # an ablation (CRUST without MixUp) is a method of its own beside the main grid's: no extra view
+        base = r["method"].partition(" (")[0]
+        if base in ABLATIONS:
+            r["method"] = base
     out: dict = {}
     for protocol in sorted({r["protocol"] for r in rows}):
         mine = [r for r in rows if r["protocol"] == protocol]
