@@ -89,9 +89,10 @@ class Scale:
 
     def configs(self, readings=True, *, main: bool = True, **options) -> list[dict]:
         """The main grid (``grid(**options)``; left out when ``main`` is False), then each reading's
-        configurations (``readings``: True for all, False for none, or the names of those to include; a reading's
-        grid gets the options it takes). A name that is not a reading of this scale is a ``ValueError``."""
-        if readings not in (True, False):
+        configurations (``readings``: True for all, False for none, or the names of those to include, a name this
+        scale lacks being skipped; a reading's grid gets the options it takes). With ``main=False`` (only readings
+        run) a name that is not a reading of this scale is a ``ValueError``."""
+        if not main and readings not in (True, False):
             unknown = sorted(set(readings) - {r.name for r in self.readings})
             if unknown:
                 raise ValueError(f"no reading {unknown}; this scale's readings: {[r.name for r in self.readings]}")
