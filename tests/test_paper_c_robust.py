@@ -237,3 +237,34 @@ def test_mixup_ablation_pairs_by_seed_and_judges_the_margin():
     assert frame["within ±1.5"].tolist() == ["holds", "does not hold"]
     assert frame["MixUp's gain"].iloc[1].startswith("+4.95 (95 % CI")  # paired: the mean per-seed difference
     assert mixup_ablation(robust_rows([_rec("crust", 0, 90.0, fraction=0.1)]), margin=1.5)[1].empty
+    for bad in (0, -1.5, float("nan"), "1.5", True):
+        with pytest.raises(ValueError, match="margin must be a positive number"):
+            mixup_ablation(robust_rows([_rec("crust", 0, 90.0, fraction=0.1)]), margin=bad)
+
+
+def test_pairing_is_on_the_common_seeds_when_two_share_else_welch_on_all():
+    """The one rule's pairing, shared by every robust comparison on the page: two or more common seeds pair on
+    exactly those (a seed only one side ran is dropped); fewer compare everything unpaired."""
+    from sslkit.experiments.paper_c.report import paired_on_common, retrieve_against
+
+    a, b = {0: 90.0, 1: 91.0, 2: 95.0}, {0: 89.0, 1: 90.5, 7: 50.0}
+    assert paired_on_common(a, b) == ({0: 90.0, 1: 91.0}, {0: 89.0, 1: 90.5})
+    assert paired_on_common({0: 1.0, 1: 2.0}, {1: 3.0, 2: 4.0}) == ({0: 1.0, 1: 2.0}, {1: 3.0, 2: 4.0})
+    c, mean = retrieve_against(a, b)
+    assert mean == 90.5 and c.diff == pytest.approx(0.75)  # seed 2's 95 and seed 7's 50 left out
+
+
+def test_robust_grid_narrows_to_protocols_and_methods():
+    """``protocols`` / ``methods`` narrow c_robust's grid to a subset of the full one (more seeds of one method cost
+    only that method's runs); a protocol the scale lacks or an unknown method is an error naming it."""
+    from sslkit.experiments import catalog
+
+    s = catalog.get("c_robust").scale("cpu")
+    full = s.configs(False)
+    crust = s.configs(False, protocols=["cpu"], methods=["crust"])
+    assert crust and all(c in full for c in crust)
+    assert crust == [c for c in full if c["protocol"] == "cpu" and c["method"] == "crust"]
+    with pytest.raises(ValueError, match="no protocol \\['paper_mnist_ood'\\]"):
+        s.configs(False, protocols=["paper_mnist_ood"])
+    with pytest.raises(ValueError, match="unknown methods \\['cruts'\\]"):
+        s.configs(False, methods=["cruts"])

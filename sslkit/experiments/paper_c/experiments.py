@@ -64,8 +64,17 @@ def mean1_configs(protocol: str = "cpu") -> list[dict]:
     ]
 
 
-def robust_configs(scale: str) -> list[dict]:
-    return [c for protocol in ROBUST_PLANS[scale] for c in R.robust_grid(protocol)]
+def robust_configs(scale: str, protocols=None, methods=None) -> list[dict]:
+    """The scale's robust grid; ``protocols`` / ``methods`` narrow it (e.g. more seeds of one method)."""
+    plan = ROBUST_PLANS[scale]
+    bad = sorted(set(protocols or ()) - set(plan))
+    if bad:
+        raise ValueError(f"c_robust at scale {scale!r} has no protocol {bad}; its protocols: {list(plan)}")
+    return [
+        c
+        for protocol in protocols or plan
+        for c in (R.robust_grid(protocol, methods=methods) if methods else R.robust_grid(protocol))
+    ]
 
 
 def robust_mean1_configs(protocol: str = "cpu") -> list[dict]:

@@ -114,16 +114,28 @@ def claims_table(cl: pd.DataFrame, algorithm: str, caption=None):
     return book_table(wide, first="Retrieve against", order={"Retrieve against": list(BASELINES)}, caption=caption)
 
 
-def retrieve_against(ret: dict, other: dict):
-    """Retrieve's per-seed accuracies ``ret`` against a baseline's ``other`` by the one rule: paired by seed on the
-    seeds both ran (the same data draw and start) when at least two pair, else Welch on all. Returns the
-    :class:`~..report.stats.Comparison` and Retrieve's mean on the seeds compared."""
-    common = sorted(set(ret) & set(other))
+def paired_on_common(a: dict, b: dict) -> tuple[dict, dict]:
+    """The one rule's pairing of two ``{seed: accuracy}`` maps: both restricted to the seeds they share (the same
+    data draw and start) when at least two do, else both whole (Welch on all)."""
+    common = sorted(set(a) & set(b))
     if len(common) >= 2:
-        return compare({s: ret[s] for s in common}, {s: other[s] for s in common}), float(
-            np.mean([ret[s] for s in common])
-        )
-    return compare(ret, other), float(np.mean(list(ret.values())))
+        return {s: a[s] for s in common}, {s: b[s] for s in common}
+    return a, b
+
+
+def retrieve_against(ret: dict, other: dict):
+    """Retrieve's per-seed accuracies ``ret`` against a baseline's ``other`` by the one rule
+    (:func:`paired_on_common`). Returns the :class:`~..report.stats.Comparison` and Retrieve's mean on the seeds
+    compared."""
+    a, b = paired_on_common(ret, other)
+    return compare(a, b), float(np.mean(list(a.values())))
+
+
+def cell_accs(rows, method: str, fraction, ratio) -> dict:
+    """``{seed: test_acc}`` of one method in one (budget, ratio) cell of :func:`~.robust.robust_rows`."""
+    return {
+        r["seed"]: r["test_acc"] for r in rows if (r["method"], r["fraction"], r["ratio"]) == (method, fraction, ratio)
+    }
 
 
 def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> pd.DataFrame:
@@ -267,20 +279,15 @@ def robust_readings(rows, fractions=None, caption=None):
     # the mean-1 reading runs on the OOD grid; imbalance ratios (0.1, 0.3, 0.5) share 0.5 with it: never pooled
     rows = [r for r in rows if ROBUST_PROTOCOLS[r["protocol"]]["scenario"] == "ood"]
 
-    def accs(method, f, ratio):
-        return {
-            r["seed"]: r["test_acc"] for r in rows if (r["method"], r["fraction"], r["ratio"]) == (method, f, ratio)
-        }
-
     out = []
     for f in fractions or ROBUST_FRACTIONS:
         for ratio in sorted({r["ratio"] for r in rows}):
-            ret = accs("retrieve", f, ratio)
+            ret = cell_accs(rows, "retrieve", f, ratio)
             if not ret:
                 continue
             for method, short in (("crust", "raw"), ("crust_mean1", "mean 1")):
                 row = {"budget": budget(f), "OOD ratio": f"{round(100 * ratio)} %", "CRUST weights": short}
-                other = accs(method, f, ratio)
+                other = cell_accs(rows, method, f, ratio)
                 if not other:
                     out.append({**row, "CRUST": "–", "Retrieve": "–", "Retrieve minus CRUST": "no runs yet"})
                     continue
@@ -303,25 +310,18 @@ def mixup_ablation(rows, margin: float, caption=None):
     from ..report.stats import within
     from .robust import PROTOCOLS as ROBUST_PROTOCOLS
 
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin > 0:
+        raise ValueError(f"margin must be a positive number of accuracy points, got {margin!r}")
     rows = [r for r in rows if ROBUST_PROTOCOLS[r["protocol"]]["scenario"] == "ood"]
-
-    def accs(method, f, ratio):
-        return {
-            r["seed"]: r["test_acc"] for r in rows if (r["method"], r["fraction"], r["ratio"]) == (method, f, ratio)
-        }
 
     out = []
     cells = sorted({(r["fraction"], r["ratio"]) for r in rows if r["method"] == "crust_nomixup"})
     for f, ratio in cells:
-        with_mix, without = accs("crust", f, ratio), accs("crust_nomixup", f, ratio)
+        with_mix, without = cell_accs(rows, "crust", f, ratio), cell_accs(rows, "crust_nomixup", f, ratio)
         if not with_mix:
             continue
-        common = sorted(set(with_mix) & set(without))
-        a, b = (
-            ({s: with_mix[s] for s in common}, {s: without[s] for s in common})
-            if len(common) >= 2
-            else (with_mix, without)
-        )
+        a, b = paired_on_common(with_mix, without)
+        common = set(with_mix) & set(without)
         verdict, c = within(a, b, margin)
         out.append(
             {
