@@ -115,7 +115,8 @@ def book_table(
         Key columns, shown first (before labelling) and repeated in every part of a split table.
     order : dict, optional
         ``{column: [values in order]}`` sorts rows by these columns, in that order of priority; values not
-        listed come after, in natural order (:func:`natural_key`). Without ``order`` the rows keep their order.
+        listed come after, in natural order (:func:`natural_key`); an empty list sorts that column in natural order
+        only ("(500)" before "(1500)"). Without ``order`` the rows keep their order.
     digits : int
         Decimals of float cells.
     na : str
