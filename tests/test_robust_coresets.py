@@ -165,6 +165,15 @@ def test_bayesian_coreset_bad_inputs():
         BayesianCoreset(5).fit(torch.randn(4, 2))
     with pytest.raises(ValueError, match="sum to zero"):
         BayesianCoreset(1).fit(torch.tensor([[1.0, 0.0], [-1.0, 0.0]]))
+
+
+def test_bayesian_coreset_of_a_flat_loss_is_exact_and_says_so():
+    """All gradients zero (a saturated model): any weighting is exact; the first k samples with weights N / k,
+    error 0 and ``flat_`` set, not a crash in the middle of a training run."""
+    bc = BayesianCoreset(3).fit(torch.zeros(12, 4))
+    assert bc.indices_.tolist() == [0, 1, 2] and bc.weights_.tolist() == [4.0, 4.0, 4.0]
+    assert bc.error_ == 0.0 and bc.iterations_ == 0 and bc.flat_
+    assert not BayesianCoreset(3).fit(torch.randn(12, 4, generator=torch.Generator().manual_seed(0))).flat_
     with pytest.raises(ValueError):
         BayesianCoreset(1).fit(torch.tensor([[float("nan"), 0.0]]))
     with pytest.raises(ValueError):

@@ -21,7 +21,10 @@ support holds ``k`` distinct samples (an index may be picked again; its weight g
 are non-negative; they sum to about ``N / k`` per chosen sample, like CRAIG's Voronoi cells, and multiply
 the chosen samples' unlabeled losses (paper C eq. 2). Samples with a zero gradient are never chosen (they
 have no direction) unless nothing else is left; they then get weight 0 and the rest of the coreset is
-filled with them in index order (so ``k`` samples are always returned).
+filled with them in index order (so ``k`` samples are always returned). When *every* gradient is zero (a flat
+unlabeled loss, e.g. a model whose predictions have saturated) every weighting approximates ``L = 0`` exactly: the
+first ``k`` samples are returned with the uniform weights ``N / k`` (the mean weight GIGA's coresets carry), and
+``flat_`` is True. Gradients that are not all zero but sum to zero have no direction: a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ class BayesianCoreset(CoresetStrategy):
     ``unlabeled_grads``: ``N x d`` per-sample gradients (any device; float64 inside). ``max_iter``: at most
     this many iterations (default ``10 k``). Attributes after ``fit``: ``indices_`` (int64 CPU, first-pick
     order, ``k`` distinct), ``weights_`` (float32, ≥ 0), ``iterations_``, ``error_`` (``‖L - Σ w_n L_n‖ /
-    ‖L‖``), ``timings_``.
+    ‖L‖``), ``flat_`` (every gradient was zero: module docstring), ``timings_``.
     """
 
     def __init__(self, k, *, max_iter=None):
@@ -85,6 +88,13 @@ class BayesianCoreset(CoresetStrategy):
         ell_n[sigma <= 0] = 0.0
         L = G.sum(dim=0)
         L_norm = float(L.norm())
+        if not bool((sigma > 0).any()):  # a flat unlabeled loss (e.g. a saturated model): every weighting is exact
+            self.flat_ = True
+            self.indices_ = torch.arange(k, dtype=torch.long)
+            self.weights_ = torch.full((k,), N / k, dtype=torch.float32)
+            self.iterations_, self.error_ = 0, 0.0
+            self.timings_ = {"total": time.perf_counter() - t0}
+            return self
         if L_norm <= 0:
             raise ValueError("the gradients sum to zero: there is no direction to approximate")
         ell = L / L_norm
@@ -117,6 +127,7 @@ class BayesianCoreset(CoresetStrategy):
         rest = [j for j in range(N) if j not in taken]
         chosen = order + rest[: k - len(order)]
         idx = torch.tensor(chosen, dtype=torch.long, device=G.device)
+        self.flat_ = False
         self.indices_ = idx.cpu()
         self.weights_ = weights[idx].to(torch.float32).cpu()
         self.iterations_ = it
