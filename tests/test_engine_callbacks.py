@@ -208,7 +208,9 @@ def test_mean_teacher_loss_is_the_ramped_mse_between_student_and_teacher_softmax
     assert torch.allclose(out.unlabeled.losses, mse) and out.logs["ramp"] == pytest.approx(ramp)
     assert sigmoid_rampup(60, 50) == 1.0 and sigmoid_rampup(0, 0) == 1.0
     same = mt.loss(teacher, Batch(x_l, y_l, x_u, step=10))  # student == teacher: no consistency cost
-    assert float(same.logs["unsup_loss"]) == 0.0
+    # zero up to rounding: the student's joint forward of [x_l; x_u] and the teacher's of x_u alone may round
+    # differently in the last bits on some CPUs (1e-16 here on an Intel Xeon); a real difference is >= 1e-6
+    assert float(same.logs["unsup_loss"]) <= 1e-12
 
 
 # ------------------------------------------------------------ acceptance: a random-coreset callback
