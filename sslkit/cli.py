@@ -75,6 +75,11 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="run only this named reading of the grid (repeatable), not the main grid",
     )
+    run.add_argument(
+        "--no-readings",
+        action="store_true",
+        help="run the main grid only, none of its named readings (e.g. -o methods=crust --seeds 3-4: that method only)",
+    )
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
 
@@ -145,6 +150,8 @@ def _table(rows) -> None:
 def _run(args) -> int:
     from .experiments import catalog
 
+    if args.reading and args.no_readings:
+        raise ValueError("--reading runs only readings and --no-readings none of them: give one or the other")
     options = dict(parse_option(o) for o in args.option)
     seeds = None if args.seeds is None else parse_seeds(args.seeds)
     executor = _executor(args.executor)
@@ -158,6 +165,7 @@ def _run(args) -> int:
         progress=not args.no_progress,
         threads=args.threads or None,
         **({"readings": args.reading, "main": False} if args.reading else {}),
+        **({"readings": False} if args.no_readings else {}),
         **options,
     )
     e = catalog.get(args.name)

@@ -226,3 +226,24 @@ def test_b_table1_cpu_grid_narrows_to_selectors_and_budgets():
     assert len(s.configs(True, budgets=[40])) == 3 * len(s.configs(True, budgets=[40], selectors=["RDSS", "USL"]))
     with pytest.raises(ValueError, match=r"no selector \['kmeans'\]"):
         s.configs(True, selectors=["kmeans"])
+
+
+def test_sslkit_run_no_readings_runs_the_narrowed_main_grid_only(tmp_path, capsys, monkeypatch):
+    """``--no-readings``: the main grid (narrowed by ``-o``) without any named reading, so ``-o methods=crust --seeds
+    3-4`` costs CRUST's runs only; with ``--reading`` it is a usage error."""
+    seen = {}
+
+    def fake_run(name, scale, **kw):
+        seen.update(kw, name=name, scale=scale)
+        return []
+
+    monkeypatch.setattr(catalog, "run", fake_run)
+    argv = ["run", "c_robust", "--scale", "cpu", "--results-dir", str(tmp_path), "--no-progress", "--seeds", "3-4"]
+    assert main([*argv, "-o", "methods=crust", "-o", "protocols=cpu", "--no-readings"]) == 0
+    assert seen["readings"] is False and "main" not in seen and seen["methods"] == ["crust"]
+    assert seen["protocols"] == ["cpu"] and seen["seeds"] == [3, 4]
+    s = catalog.get("c_robust").scale("cpu")
+    assert {c["method"] for c in s.configs(seen["readings"], methods=seen["methods"])} == {"crust"}
+    seen.clear()
+    assert main([*argv, "--reading", "CRUST without MixUp", "--no-readings"]) == 2
+    assert "give one or the other" in capsys.readouterr().err and not seen
