@@ -91,7 +91,8 @@ class CoresetSelection:
 
     Attributes: ``strategy_`` (the strategy object), ``selections_`` -- one dict per selection: ``epoch``
     (completed epochs), ``indices``, ``weights``, ``seconds`` (the whole selection: gradients + strategy),
-    ``cpu_seconds`` (its process CPU time), ``strategy_seconds``.
+    ``cpu_seconds`` (its process CPU time), ``strategy_seconds``, ``flat`` (every unlabeled gradient was
+    exactly zero -- a saturated model: a gradient strategy had no direction, e.g. GIGA's ``flat_`` case).
     """
 
     def __init__(
@@ -180,6 +181,7 @@ class CoresetSelection:
                 "seconds": time.perf_counter() - t0,
                 "cpu_seconds": time.process_time() - c0,
                 "strategy_seconds": strategy_seconds,
+                "flat": inputs.gradients is not None and not bool(inputs.gradients.any()),
             }
         )
 

@@ -156,3 +156,15 @@ def test_wall_clock_stop_ends_the_run():
     )
     slow.fit(X_l, y_l)
     assert 1 <= slow.epochs_run_ < 1000
+
+
+def test_a_selection_records_when_every_unlabeled_gradient_is_zero():
+    """``flat``: FixMatch at a threshold no untrained prediction reaches masks every unlabeled loss, so every
+    gradient is exactly zero; GIGA then takes its first k with uniform weights N / k (its ``flat_`` case), and the
+    record says so. A VAT run's gradients are not zero: ``flat`` False."""
+    tr, cb = fit("bayesian", epochs=4, every=2, warm=1, algo=FixMatch(0.9999))
+    assert [s["flat"] for s in cb.selections_] == [True, True]
+    assert torch.equal(cb.selections_[0]["indices"], torch.arange(40))
+    assert torch.allclose(cb.selections_[0]["weights"], torch.full((40,), 3.0))  # 120 pool / 40 chosen
+    _, vat = fit("bayesian", epochs=4, every=2, warm=1)
+    assert [s["flat"] for s in vat.selections_] == [False, False]

@@ -311,8 +311,9 @@ def tradeoff_run(
     Metrics: ``test_acc`` (%, final model; the EMA teacher for Mean Teacher), ``seconds`` (training +
     selection wall-clock, evaluation excluded), ``cpu_seconds`` (the same in process CPU time, which other
     processes on a shared machine do not inflate; with one thread it is the compute the run needed),
-    ``selection_seconds``, ``selection_cpu_seconds``, ``n_selections``, ``epochs``, ``iterations``, ``k``,
-    ``warm_epochs`` and ``curve``: one ``[seconds, test_acc, cpu_seconds]`` per epoch.
+    ``selection_seconds``, ``selection_cpu_seconds``, ``n_selections``, ``n_flat_selections`` (selections whose
+    unlabeled gradients were all zero: a saturated model; records before 2026-12-04 lack it), ``epochs``,
+    ``iterations``, ``k``, ``warm_epochs`` and ``curve``: one ``[seconds, test_acc, cpu_seconds]`` per epoch.
     ``selection_options`` go to :class:`~sslkit.callbacks.CoresetSelection` (e.g. ``cords_compatible``);
     ``extend``: see :func:`run_schedule`.
     """
@@ -361,6 +362,7 @@ def tradeoff_run(
         "selection_seconds": round(sel, 4),
         "selection_cpu_seconds": round(sel_cpu, 4),
         "n_selections": 0 if selector is None else len(selector.selections_),
+        "n_flat_selections": 0 if selector is None else sum(x["flat"] for x in selector.selections_),
         "epochs": tr.epochs_run_,
         "iterations": tr.iteration,
         "k": sched["k"],

@@ -70,6 +70,9 @@ RECORD_FIELDS = (
 #: Fields of :data:`RECORD_FIELDS` that records written before they were introduced lack (``protocol_version``
 #: also lacks from the records of a :func:`run_grid` called without ``version``).
 LEGACY_MISSING_FIELDS = ("torch_threads", "protocol_version", "platform", "call")
+#: Metrics a run function began to record after records were committed, with the day (UTC, ISO) it began: a
+#: record finished before that day lacks the metric, and its replay may add it.
+METRICS_ADDED = {"n_flat_selections": "2026-12-04"}
 #: The protocol version of a record without a ``protocol_version``: every record written before versions
 #: existed (all the committed records when they were introduced) implicitly has version 1.
 LEGACY_PROTOCOL_VERSION = 1
