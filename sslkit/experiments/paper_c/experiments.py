@@ -5,6 +5,7 @@ catalog, :mod:`sslkit.experiments.catalog`, collects them). Each scale's data is
 from __future__ import annotations
 
 from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, QUICK, STAND_IN, Experiment, Reading, Scale
+from . import memory as M
 from . import robust as R
 from . import tradeoff as T
 from . import variants as V
@@ -118,6 +119,14 @@ def bayesian_configs(scale: str, *, with_shared: bool = True) -> list[dict]:
         {"protocol": p, "algorithm": "vat", "method": "bayesian", "fraction": f, **extra}
         for f in fractions
         for extra in ({}, {"normalize_weights": True})
+    ]
+
+
+def memory_configs(scale: str) -> list[dict]:
+    """App. I's memory claim: VAT's Full run and Retrieve at every budget of the trade-off grid."""
+    p = PROTOCOL_OF[scale]
+    return [{"protocol": p, "algorithm": "vat", "method": "full", "fraction": 1.0}] + [
+        {"protocol": p, "algorithm": "vat", "method": "retrieve", "fraction": f} for f in T.FRACTIONS
     ]
 
 
@@ -244,4 +253,20 @@ ROBUST = Experiment(
     by_seed=True,
 )
 
-EXPERIMENTS = (TRADEOFF, VARIANTS, EXTENDED, PER_CLASS, BAYESIAN, ROBUST)
+MEMORY = Experiment(
+    name="c_memory",
+    paper="C",
+    notebook="c_tradeoff",
+    title="App. I: peak memory of Retrieve against Full (VAT), each run in a fresh process",
+    run=M.memory_run,
+    scales=_scales(
+        memory_configs,
+        kinds={"quick": QUICK, "cpu": STAND_IN, "paper": PAPER_PROTOCOL},
+        seeds={**SEEDS, "cpu": range(3)},
+    ),
+    version=T.PROTOCOL_VERSION,
+    by_seed=True,
+    uses=("c_tradeoff",),
+)
+
+EXPERIMENTS = (TRADEOFF, VARIANTS, EXTENDED, PER_CLASS, BAYESIAN, ROBUST, MEMORY)

@@ -46,9 +46,10 @@ TIMING_METRICS = frozenset(
 
 
 def is_timing(name: str) -> bool:
-    """A wall-clock or CPU-time metric: one of :data:`TIMING_METRICS`, or any name ending in ``seconds``
-    (``label_seconds``, ``coreset_cpu_seconds``, ...): times differ from run to run and are never compared."""
-    return name in TIMING_METRICS or name.endswith("seconds")
+    """A wall-clock, CPU-time or memory measurement: one of :data:`TIMING_METRICS`, any name ending in ``seconds``
+    (``label_seconds``, ``coreset_cpu_seconds``, ...) or in ``_mb`` (``peak_memory_mb``: megabytes measured, see
+    :mod:`.memory`): they differ from run to run and are never compared."""
+    return name in TIMING_METRICS or name.endswith("seconds") or name.endswith("_mb")
 
 
 #: Metrics that are lists of ``[wall-clock, value, CPU time]`` points (paper C's per-epoch curves): only the
