@@ -64,12 +64,11 @@ def _child(conn, fn, kwargs, threads):
 
     try:
         torch.set_num_threads(threads)
-        cuda = str(kwargs.get("device", "")).startswith("cuda")
         reset_peak_rss()
         before = rss_mb()
         out = fn(**kwargs)
         peak = peak_rss_mb() - before
-        if cuda:  # the paper's quantity: the device's peak allocation
+        if torch.cuda.is_initialized():  # the run used a GPU ("auto" too): the paper's quantity, its peak allocation
             peak = torch.cuda.max_memory_allocated() / 2**20
         conn.send((out, round(peak, 3), round(before, 3)))
     except BaseException as err:  # the parent re-raises it with its message
@@ -81,7 +80,7 @@ def _child(conn, fn, kwargs, threads):
 def in_fresh_process(fn, *, threads: int | None = None, **kwargs) -> tuple:
     """``(fn(**kwargs), peak_mb, baseline_mb)`` with ``fn`` run in a new (spawned) process with ``threads`` torch
     threads (default: this process's): ``peak_mb`` is its peak resident set above ``baseline_mb``, the resident
-    set just before the call (on a CUDA ``device``: the device's peak allocation). ``fn`` must be importable (a
+    set just before the call (where ``fn`` used CUDA: the device's peak allocation). ``fn`` must be importable (a
     module-level function); an exception in it is raised here."""
     import torch
 

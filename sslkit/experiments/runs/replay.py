@@ -246,7 +246,8 @@ def file_id(results_path) -> str:
 
 
 def comparable(metrics: Mapping) -> dict:
-    """``metrics`` without the time fields (:func:`is_timing`); curves reduced to their values."""
+    """``metrics`` without the measured fields, times and megabytes (:func:`is_timing`); curves reduced to their
+    values."""
     return {k: ([point[1] for point in v] if k in CURVE_METRICS else v) for k, v in metrics.items() if not is_timing(k)}
 
 
