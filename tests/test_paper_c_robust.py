@@ -242,6 +242,34 @@ def test_mixup_ablation_pairs_by_seed_and_judges_the_margin():
             mixup_ablation(robust_rows([_rec("crust", 0, 90.0, fraction=0.1)]), margin=bad)
 
 
+def test_robust_tables_never_pool_the_stand_in_with_its_longer_schedule():
+    """cpu and cpu_long runs of the same seed, method and cell are two experiments: the page's reading and ablation
+    tables keep them apart (a protocol column appears only then), and a cell handed both raises instead of one run
+    silently replacing the other."""
+    from sslkit.experiments.paper_c.report import cell_accs, mixup_ablation, robust_readings
+
+    recs = []
+    for p, shift in (("cpu", 0.0), ("cpu_long", 3.0)):
+        for s in range(3):
+            recs += [_rec("retrieve", s, 90.0 + shift + s, fraction=0.1, protocol=p)]
+            recs += [_rec("crust", s, 88.0 + shift + s, fraction=0.1, protocol=p)]
+            recs += [_rec("crust_nomixup", s, 87.0 + shift + s, fraction=0.1, protocol=p)]
+    rows = robust_rows(recs)
+    with pytest.raises(ValueError, match="two rows of seed 0 for retrieve .* several protocols are pooled"):
+        cell_accs(rows, "retrieve", 0.1, 0.5)
+    assert cell_accs([r for r in rows if r["protocol"] == "cpu_long"], "retrieve", 0.1, 0.5) == {0: 93, 1: 94, 2: 95}
+    _, mix = mixup_ablation(rows, margin=1.5)
+    assert mix["protocol"].tolist() == ["cpu", "cpu_long"] and mix["CRUST"].tolist() == ["89.00", "92.00"]
+    _, only_cpu = mixup_ablation([r for r in rows if r["protocol"] == "cpu"], margin=1.5)
+    assert "protocol" not in only_cpu and only_cpu["CRUST"].tolist() == ["89.00"]
+    _, rd = robust_readings(rows, fractions=[0.1])  # no mean-1 run: the first protocol that ran CRUST
+    assert "protocol" not in rd and rd["Retrieve"].tolist() == ["91.00", "–"]
+    mean1 = [{**r, "method": "crust_mean1"} for r in rows if r["method"] == "crust"]  # both protocols ran it
+    _, rd = robust_readings(rows + mean1, fractions=[0.1])
+    assert rd["protocol"].tolist() == ["cpu", "cpu", "cpu_long", "cpu_long"]
+    assert rd["Retrieve"].tolist() == ["91.00", "91.00", "94.00", "94.00"]
+
+
 def test_pairing_is_on_the_common_seeds_when_two_share_else_welch_on_all():
     """The one rule's pairing, shared by every robust comparison on the page: two or more common seeds pair on
     exactly those (a seed only one side ran is dropped); fewer compare everything unpaired."""

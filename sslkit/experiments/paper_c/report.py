@@ -132,10 +132,30 @@ def retrieve_against(ret: dict, other: dict):
 
 
 def cell_accs(rows, method: str, fraction, ratio) -> dict:
-    """``{seed: test_acc}`` of one method in one (budget, ratio) cell of :func:`~.robust.robust_rows`."""
-    return {
-        r["seed"]: r["test_acc"] for r in rows if (r["method"], r["fraction"], r["ratio"]) == (method, fraction, ratio)
-    }
+    """``{seed: test_acc}`` of one method in one (budget, ratio) cell of :func:`~.robust.robust_rows`. Rows of one
+    protocol only: two rows of a seed in a cell (two protocols pooled, e.g. the stand-in and its longer schedule)
+    raise instead of one silently replacing the other."""
+    out = {}
+    for r in rows:
+        if (r["method"], r["fraction"], r["ratio"]) == (method, fraction, ratio):
+            if r["seed"] in out:
+                raise ValueError(
+                    f"two rows of seed {r['seed']} for {method} at budget {fraction}, ratio {ratio}: rows of "
+                    "several protocols are pooled; pass one protocol's rows"
+                )
+            out[r["seed"]] = r["test_acc"]
+    return out
+
+
+def _by_protocol(rows, method: str) -> list[tuple[str, list]]:
+    """``[(protocol, its OOD rows)]`` for each OOD protocol in ``rows`` that has a run of ``method`` (a reading or an
+    ablation runs on some protocols only); rows of different protocols are never pooled."""
+    from .robust import PROTOCOLS as ROBUST_PROTOCOLS
+
+    # the readings run on the OOD grids; imbalance ratios (0.1, 0.3, 0.5) share 0.5 with them: never pooled
+    ood = [r for r in rows if ROBUST_PROTOCOLS[r["protocol"]]["scenario"] == "ood"]
+    names = sorted({r["protocol"] for r in ood if r["method"] == method})
+    return [(p, [r for r in ood if r["protocol"] == p]) for p in names]
 
 
 def readings(records, algorithms=ALGORITHMS, methods=("craig", "gradmatch")) -> pd.DataFrame:
@@ -272,52 +292,68 @@ def robust_readings(rows, fractions=None, caption=None):
     weights and with weights scaled to mean 1 (rows of method ``crust`` and ``crust_mean1`` from
     :func:`~.robust.robust_rows`), one row each, with its seeds, its mean accuracy, Retrieve's mean on the same
     seeds and Retrieve's difference from it by the one rule (paired by seed on the seeds both have; verdict,
-    95 % CI, p). Returns ``(book table, frame)``."""
+    95 % CI, p). One block per OOD protocol that ran the mean-1 reading (with a ``protocol`` column when there are
+    several; without such a run, the first protocol that ran CRUST, its mean-1 rows marked "no runs yet"). Returns
+    ``(book table, frame)``."""
     from .robust import FRACTIONS as ROBUST_FRACTIONS
-    from .robust import PROTOCOLS as ROBUST_PROTOCOLS
-
-    # the mean-1 reading runs on the OOD grid; imbalance ratios (0.1, 0.3, 0.5) share 0.5 with it: never pooled
-    rows = [r for r in rows if ROBUST_PROTOCOLS[r["protocol"]]["scenario"] == "ood"]
 
     out = []
-    for f in fractions or ROBUST_FRACTIONS:
-        for ratio in sorted({r["ratio"] for r in rows}):
-            ret = cell_accs(rows, "retrieve", f, ratio)
-            if not ret:
-                continue
-            for method, short in (("crust", "raw"), ("crust_mean1", "mean 1")):
-                row = {"budget": budget(f), "OOD ratio": f"{round(100 * ratio)} %", "CRUST weights": short}
-                other = cell_accs(rows, method, f, ratio)
-                if not other:
-                    out.append({**row, "CRUST": "–", "Retrieve": "–", "Retrieve minus CRUST": "no runs yet"})
+    groups = _by_protocol(rows, "crust_mean1") or _by_protocol(rows, "crust")[:1]
+    for protocol, prows in groups:
+        for f in fractions or ROBUST_FRACTIONS:
+            for ratio in sorted({r["ratio"] for r in prows}):
+                ret = cell_accs(prows, "retrieve", f, ratio)
+                if not ret:
                     continue
-                c, ret_mean = retrieve_against(ret, other)
-                row["CRUST"] = f"{np.mean(list(other.values())):.2f} ({len(other)} seeds)"
-                row["Retrieve"] = f"{ret_mean:.2f}"
-                row["Retrieve minus CRUST"] = f"{c.verdict}: {c.short()}"
-                out.append(row)
-    frame = pd.DataFrame(out)
-    return book_table(frame, first=["budget", "OOD ratio", "CRUST weights"], caption=caption), frame
+                for method, short in (("crust", "raw"), ("crust_mean1", "mean 1")):
+                    row = {
+                        "protocol": protocol,
+                        "budget": budget(f),
+                        "OOD ratio": f"{round(100 * ratio)} %",
+                        "CRUST weights": short,
+                    }
+                    other = cell_accs(prows, method, f, ratio)
+                    if not other:
+                        out.append({**row, "CRUST": "–", "Retrieve": "–", "Retrieve minus CRUST": "no runs yet"})
+                        continue
+                    c, ret_mean = retrieve_against(ret, other)
+                    row["CRUST"] = f"{np.mean(list(other.values())):.2f} ({len(other)} seeds)"
+                    row["Retrieve"] = f"{ret_mean:.2f}"
+                    row["Retrieve minus CRUST"] = f"{c.verdict}: {c.short()}"
+                    out.append(row)
+    frame = _protocol_column(pd.DataFrame(out))
+    first = [c for c in ("protocol", "budget", "OOD ratio", "CRUST weights") if c in frame]
+    return book_table(frame, first=first, caption=caption), frame
+
+
+def _protocol_column(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without its ``protocol`` column when one protocol fills it (the common case: say it once, in the
+    caption or the prose)."""
+    if "protocol" in frame and frame["protocol"].nunique() <= 1:
+        return frame.drop(columns="protocol")
+    return frame
 
 
 def mixup_ablation(rows, margin: float, caption=None):
     """The robust-SSL page's MixUp ablation (§4: "the performance gain due to MixUP for coreset selection in the SSL
-    setting is minimal"): per (budget, OOD ratio) of the OOD rows of :func:`~.robust.robust_rows`, CRUST (method
+    setting is minimal"): per (OOD protocol, budget, ratio) of :func:`~.robust.robust_rows`, CRUST (method
     ``crust``, with MixUp) and CRUST's coresets trained without it (``crust_nomixup``), their seeds and means, and
     MixUp's gain (CRUST minus the ablation) by the one rule (paired by seed on the seeds both ran): its 95 % CI and
     p, and whether the whole interval lies within ``± margin`` points (:func:`~..report.stats.within`). Returns
     ``(book table, frame)``; the frame is empty when no ablation run is there."""
     from ..report.stats import within
-    from .robust import PROTOCOLS as ROBUST_PROTOCOLS
 
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin > 0:
         raise ValueError(f"margin must be a positive number of accuracy points, got {margin!r}")
-    rows = [r for r in rows if ROBUST_PROTOCOLS[r["protocol"]]["scenario"] == "ood"]
 
     out = []
-    cells = sorted({(r["fraction"], r["ratio"]) for r in rows if r["method"] == "crust_nomixup"})
-    for f, ratio in cells:
-        with_mix, without = cell_accs(rows, "crust", f, ratio), cell_accs(rows, "crust_nomixup", f, ratio)
+    cells = [
+        (p, prows, f, ratio)
+        for p, prows in _by_protocol(rows, "crust_nomixup")
+        for f, ratio in sorted({(r["fraction"], r["ratio"]) for r in prows if r["method"] == "crust_nomixup"})
+    ]
+    for protocol, prows, f, ratio in cells:
+        with_mix, without = cell_accs(prows, "crust", f, ratio), cell_accs(prows, "crust_nomixup", f, ratio)
         if not with_mix:
             continue
         a, b = paired_on_common(with_mix, without)
@@ -325,6 +361,7 @@ def mixup_ablation(rows, margin: float, caption=None):
         verdict, c = within(a, b, margin)
         out.append(
             {
+                "protocol": protocol,
                 "budget": budget(f),
                 "OOD ratio": f"{round(100 * ratio)} %",
                 "seeds": len(common) if len(common) >= 2 else f"{len(with_mix)} / {len(without)}",
@@ -334,10 +371,10 @@ def mixup_ablation(rows, margin: float, caption=None):
                 f"within ±{margin:g}": verdict,
             }
         )
-    frame = pd.DataFrame(
-        out, columns=["budget", "OOD ratio", "seeds", "CRUST", "without MixUp", "MixUp's gain", f"within ±{margin:g}"]
-    )
-    return book_table(frame, first=["budget", "OOD ratio"], caption=caption), frame
+    columns = ["protocol", "budget", "OOD ratio", "seeds", "CRUST", "without MixUp", "MixUp's gain"]
+    frame = _protocol_column(pd.DataFrame(out, columns=[*columns, f"within ±{margin:g}"]))
+    first = [c for c in ("protocol", "budget", "OOD ratio") if c in frame]
+    return book_table(frame, first=first, caption=caption), frame
 
 
 def schedule_study(cells: dict, min_seeds: int = 3) -> tuple[pd.DataFrame, int | None]:
