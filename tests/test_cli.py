@@ -332,6 +332,24 @@ def test_parse_seeds_and_options():
     assert parse_option("methods=full") == ("methods", ["full"])  # a plural key takes a list of one
 
 
+def test_table1_settings_option_narrows_the_grid_and_refuses_a_misspelt_setting():
+    """More seeds of one Table 1 setting: ``-o 'settings=["(100,100)"]'`` keeps that setting only; the natural
+    ``settings=(100,100)`` parses as two numbers and a spaced "(100, 100)" is no setting: both are refused by name,
+    never silently run as an empty or a whole grid."""
+    from sslkit.cli import parse_option
+    from sslkit.experiments import catalog
+
+    paper = catalog.get("a_table1").scale("paper")
+    key, value = parse_option('settings=["(100,100)"]')
+    grid = paper.configs(readings=False, datasets=["cifar_cvd"], **{key: value})
+    assert len(grid) == 10 and {g["setting"] for g in grid} == {"(100,100)"}
+    assert len(paper.configs(readings=False, datasets=["cifar_cvd"])) == 40
+    for bad in ("settings=(100,100)", 'settings=["(100, 100)"]'):
+        key, value = parse_option(bad)
+        with pytest.raises(ValueError, match="Table 1 has no setting"):
+            paper.configs(readings=False, **{key: value})
+
+
 def test_executor_parameter_takes_a_dict_of_resources(tiny, tmp_path, monkeypatch):
     """The documented `-p "executor={'name': 'ray', 'num_gpus': 1}"` reaches the notebook as that dict (it used to
     be refused: the default "local" is a str), and a bad executor is refused before anything runs."""

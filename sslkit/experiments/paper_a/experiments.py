@@ -28,6 +28,7 @@ from .runs import (
     run_one,
     run_order_variant,
     run_supervised_term_variant,
+    settings_of,
     supervised_baseline_run,
 )
 
@@ -63,12 +64,22 @@ TABLE2_QUICK_SETTINGS = {
 }
 
 
-def table1_configs(scale: str, datasets=None) -> list[dict]:
-    """Table 1: quick -- two settings, PL / VAT's middle value, the image rows at (15,45) only."""
+def table1_configs(scale: str, datasets=None, settings=None) -> list[dict]:
+    """Table 1: quick -- two settings, PL / VAT's middle value, the image rows at (15,45) only. ``settings`` narrows
+    the grid to some of the paper's settings (e.g. more seeds of (100,100) only:
+    ``sslkit run a_table1 --scale paper -o 'settings=["(100,100)"]'``); a setting no row has is an error."""
+    if settings is not None:
+        settings = [settings] if isinstance(settings, str) else list(settings)
+        bad = sorted(set(settings) - {s for d in TABLE1_DATASETS for s in settings_of(d)})
+        if bad:
+            known = sorted({s for d in TABLE1_DATASETS for s in settings_of(d)})
+            raise ValueError(f"Table 1 has no setting {bad}; its settings: {known}")
     if scale == "quick":
         grid = grid_of(TABLE1_QUICK if datasets is None else datasets, ("(15,45)", "(100,100)"), hyper="first")
-        return [g for g in grid if not (g["dataset"] in IMAGE and g["setting"] != "(15,45)")]
-    return grid_of(TABLE1_DATASETS if datasets is None else datasets, hyper=True)
+        grid = [g for g in grid if not (g["dataset"] in IMAGE and g["setting"] != "(15,45)")]
+    else:
+        grid = grid_of(TABLE1_DATASETS if datasets is None else datasets, hyper=True)
+    return [g for g in grid if settings is None or g["setting"] in settings]
 
 
 def table2_configs(scale: str, datasets=None) -> list[dict]:
@@ -114,8 +125,8 @@ TABLE1 = Experiment(
     title="Table 1: binary tasks, Sup. / PNU / Ours (Iter) / PL / VAT",
     run=run_one,
     scales=_scales(
-        lambda datasets=None: table1_configs("quick", datasets),
-        lambda datasets=None: table1_configs("paper", datasets),
+        lambda datasets=None, settings=None: table1_configs("quick", datasets, settings),
+        lambda datasets=None, settings=None: table1_configs("paper", datasets, settings),
         range(2),
         range(30),
     ),
