@@ -460,3 +460,19 @@ def test_extractor_registry():
     assert set(EXTRACTORS) == set(E._COMPUTE) == set(E.EXTRACTOR_INFO)
     assert "pixels_pca" in available_extractors()
     assert set(available_extractors()) <= set(EXTRACTORS)
+
+
+def test_read_only_image_arrays_are_copied_not_warned_about():
+    """Pools read from a read-only memory map (the data loaders' cached arrays) reach torch without its
+    'non-writable array' UserWarning (it leaked onto b_table5's page) and without being written to."""
+    import warnings
+
+    from sslkit.features.extractors import _to_float
+
+    images = np.arange(2 * 4 * 4, dtype=np.uint8).reshape(2, 4, 4)
+    images.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = _to_float(images, "cpu")
+    assert out.shape == (2, 3, 4, 4) and torch.allclose(out[:, 0], torch.from_numpy(images.copy()).float() / 255)
+    assert images[1, 3, 3] == 31  # untouched

@@ -248,7 +248,10 @@ def _importable(name: str) -> bool:
 
 def _to_float(batch: np.ndarray, dev) -> torch.Tensor:
     """uint8 (B, H, W[, C]) -> float32 (B, 3, H, W) in [0, 1] on ``dev`` (grayscale repeated)."""
-    t = torch.from_numpy(np.ascontiguousarray(batch)).to(dev)
+    arr = np.ascontiguousarray(batch)
+    if not arr.flags.writeable:  # a read-only memory map: torch would warn (and must never write to it)
+        arr = arr.copy()
+    t = torch.from_numpy(arr).to(dev)
     if t.ndim == 3:
         t = t.unsqueeze(-1)
     t = t.permute(0, 3, 1, 2).float().div_(255.0)
