@@ -177,9 +177,9 @@ def test_headline_names_the_pages_evidence_and_verdicts():
         catalog.headline("no_such_page")
     e = catalog.experiments("C")[-1]
     h = catalog.headline(e.notebook)
-    committed = e.committed()
+    committed = [x for x in catalog.experiments("C") if x.notebook == e.notebook and x.committed()]  # the page's
     if committed:
-        assert f"{e.name}: " in h["evidence"] and " runs at scale " in h["evidence"]
+        assert f"{committed[0].name}: " in h["evidence"] and " runs at scale " in h["evidence"]
     else:
         assert h["evidence"] == "no committed records yet"
     assert h["verdicts"].startswith("Of the paper's") or h["verdicts"] == "the ledger tests no claim on them"

@@ -730,3 +730,34 @@ def test_ledger_html_shows_four_columns_verdict_third_and_folds_long_evidence():
     assert C.ledger_html(table).count("<tr id=") == len(table)
     with pytest.raises(ValueError, match="no claim of paper 'D'"):
         C.ledger_html(table, "D")
+
+
+def test_c_last_layer_speedup_pairs_the_two_selections_of_each_seed():
+    """§3.4's claim on c_lastlayer records: holds when the last-layer selection is faster at every budget (paired
+    by seed), not resolved when one budget cannot tell, does not hold when the last layer is slower somewhere."""
+    from sslkit.experiments.paper_c.claims_cost import c_last_layer_speedup
+
+    def recs(last, full, fractions=(0.1, 0.2)):
+        return [
+            {
+                "config": {"protocol": "cpu", "fraction": f},
+                "seed": s,
+                "metrics": {"last_cpu_seconds": last + 0.1 * s + f, "full_cpu_seconds": full + 0.13 * s + f},
+            }
+            for f in fractions
+            for s in range(3)
+        ]
+
+    assert c_last_layer_speedup([])[0] == C.NOT_RUN
+    verdict, evidence = c_last_layer_speedup(recs(1.0, 20.0))
+    assert verdict == C.HOLDS and evidence.startswith("cpu 10%: last − full -19.0")
+    assert c_last_layer_speedup(recs(20.0, 1.0))[0] == C.FAILS
+    noisy = recs(1.0, 20.0, (0.1,)) + [
+        {
+            "config": {"protocol": "cpu", "fraction": 0.2},
+            "seed": s,
+            "metrics": {"last_cpu_seconds": [5.0, 1.0, 9.0][s], "full_cpu_seconds": [4.0, 8.0, 3.0][s]},
+        }
+        for s in range(3)
+    ]
+    assert c_last_layer_speedup(noisy)[0] == C.OPEN

@@ -15,6 +15,8 @@ device for the computation, deterministic given its ``seed``. Every selector is 
 * :mod:`sslkit.coreset.batches`: per-batch means and expansion of chosen batches (App. D/E).
 * :mod:`sslkit.coreset.retrieve`: :class:`Retrieve` (Algorithm 2, eq. (5)-(7); stochastic / naive /
   r-round greedy; ``cords_compatible``), :func:`one_step_objective` (eq. (6)).
+* :mod:`sslkit.coreset.retrieve_full`: :class:`RetrieveFullModel` (the same greedy with full-model gradients:
+  §3.4's alternative, a diagnostic of its cost), :func:`per_sample_gradients`.
 * :mod:`sslkit.coreset.per_class`: :class:`PerClassRetrieve` (CORDS' ``PerClass``: Retrieve inside each
   pseudo-class, proportional budgets).
 * :mod:`sslkit.coreset.craig`: :class:`Craig` (App. D eq. (49)-(50), lazy facility location).
@@ -40,6 +42,7 @@ from sslkit.coreset.gradmatch import GradMatch, nonnegative_ridge, omp_nonnegati
 from sslkit.coreset.per_class import PerClassRetrieve
 from sslkit.coreset.registry import STRATEGIES, make_strategy, strategy_options
 from sslkit.coreset.retrieve import Retrieve, one_step_objective, round_step, stochastic_candidates
+from sslkit.coreset.retrieve_full import RetrieveFullModel, per_sample_gradients
 from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
 from sslkit.coreset.uniform import RandomCoreset
 
@@ -50,6 +53,8 @@ __all__ = [
     "make_strategy",
     "strategy_options",
     "Retrieve",
+    "RetrieveFullModel",
+    "per_sample_gradients",
     "round_step",
     "PerClassRetrieve",
     "one_step_objective",

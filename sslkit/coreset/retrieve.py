@@ -246,6 +246,11 @@ class Retrieve(CoresetStrategy):
         else:  # eq. (5): theta^0 = theta_t - a grad L_S(theta_t)
             side.step(side.gradient(), self.lr)
             scale = factor = self.lr * self.lam
+        return self._greedy(G, k, side, scale, factor, t_start)
+
+    def _greedy(self, G, k, side, scale, factor, t_start):
+        """The greedy of ``self.greedy`` over the rows of ``G`` from the labeled ``side`` at ``theta^0`` (steps of
+        ``scale``, gains times ``factor``); sets the fitted attributes (``timings_`` from ``t_start``)."""
         _sync(G.device)
         t_loop = time.perf_counter()
         if self.greedy == "stochastic":
@@ -259,7 +264,7 @@ class Retrieve(CoresetStrategy):
         self.indices_ = indices
         self.weights_ = torch.ones(k, dtype=torch.float32)
         self.gains_ = gains
-        self.n_samples_ = N
+        self.n_samples_ = G.shape[0]
         self.timings_ = {"setup": t_loop - t_start, "loop": t_end - t_loop, "total": t_end - t_start}
         return self
 

@@ -226,6 +226,13 @@ def protocol_of(protocol) -> dict:
     return PROTOCOLS[protocol]
 
 
+def optimizer_options(protocol) -> dict:
+    """The protocol's optimiser settings as :class:`~sslkit.engine.Trainer` options (optimizer, lr, momentum,
+    nesterov, weight_decay, schedule)."""
+    p = protocol_of(protocol)
+    return {key: p[key] for key in _SGD}
+
+
 def make_model(protocol: str, task: dict, seed: int) -> torch.nn.Module:
     """The protocol's network, initialised under ``seed``."""
     p = protocol_of(protocol)
@@ -351,7 +358,7 @@ def tradeoff_run(
         seed=seed,
         device=device,
         decay_norm_and_bias=p["model"] != "wrn28_2",
-        **{key: p[key] for key in _SGD},
+        **optimizer_options(protocol),
     )
     sel = tr.timings_.get("hook:coreset", 0.0)
     sel_cpu = 0.0 if selector is None else sum(x["cpu_seconds"] for x in selector.selections_)
