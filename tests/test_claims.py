@@ -687,18 +687,29 @@ def test_chapter_c_stand_in_notes_follow_the_protocol_dicts():
         for g in catalog.groups_of(t) if t.paper == "C" else ():
             if any(g.reads.scales[s].kind == STAND_IN for s in S.matching(g)):
                 robust = g.reads is CCR.ROBUST
-                imbalance = (
-                    robust
-                    and S.matching(g)
-                    and all(r["config"]["protocol"] == "cpu_imbalance" for recs in S.matching(g).values() for r in recs)
+                protocols = {r["config"]["protocol"] for recs in S.matching(g).values() for r in recs}
+                imbalance = robust and protocols == {"cpu_imbalance"}
+                longer = robust and protocols == {"cpu_long"}  # the longer stand-in (T = 8, R = 2): its own note
+                want = (
+                    SC.IMBALANCE_NOTE
+                    if imbalance
+                    else SC.LONG_NOTE
+                    if longer
+                    else SC.ROBUST_NOTE
+                    if robust
+                    else SC.CPU_NOTE
                 )
-                want = SC.IMBALANCE_NOTE if imbalance else SC.ROBUST_NOTE if robust else SC.CPU_NOTE
                 assert g.note.endswith(want), (t.item, g.group, g.note)
     t, r = TRADEOFF["cpu"], ROBUST["cpu"]
     assert f"T = {t['epochs']} (paper: " in SC.CPU_NOTE and f"R = {t['every']} (paper: " in SC.CPU_NOTE
     assert f"T = {r['epochs']} (the paper states none)" in SC.ROBUST_NOTE and f"lr {r['lr']:g}" in SC.ROBUST_NOTE
     assert "ratio 50 % / budget 50 %" in SC.TABLE11_NOTE  # the cpu grid's only Retrieve-Warm cell
     assert "data MNIST (paper: CIFAR-10)" in SC.IMBALANCE_NOTE
+    long = ROBUST["cpu_long"]
+    assert (
+        f"T = {long['epochs']} (the paper states none)" in SC.LONG_NOTE
+        and f"R = {long['every']} (paper: " in SC.LONG_NOTE
+    )
     paper = TRADEOFF["paper_cifar10"]
     assert SC.stand_in_note(paper, (paper,)).startswith("changes ; keeps data CIFAR-10")
     assert SC.stand_in_note({**paper, "lr": 0.1}, (paper,)).startswith("changes lr 0.1 (paper: 0.03); keeps")
