@@ -70,3 +70,18 @@ def test_full_model_selection_errors_are_clear():
     frozen = torch.nn.Linear(3, 2).requires_grad_(False)
     with pytest.raises(ValueError, match="no trainable parameter"):
         per_sample_gradients(frozen, x, lambda z: z.sum())
+
+
+def test_frozen_parameters_stay_out_of_the_rows_and_still_act():
+    """A frozen first layer: its parameters are not columns, but the forward pass still goes through it (the rows
+    equal autograd's gradients of the trainable layer only)."""
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2)).double()
+    model[0].requires_grad_(False)
+    x = torch.randn(6, 3, dtype=torch.float64)
+    q = torch.softmax(torch.randn(6, 2, dtype=torch.float64), dim=1)
+    G = per_sample_gradients(model, x, lambda z, qj: _soft_ce(z, qj)[0], q)
+    assert G.shape == (6, 4 * 2 + 2)
+    for j in range(6):
+        grads = torch.autograd.grad(_soft_ce(model(x[j : j + 1]), q[j : j + 1]).sum(), list(model[2].parameters()))
+        assert torch.allclose(G[j], torch.cat([g.reshape(-1) for g in grads]), atol=1e-12)

@@ -35,6 +35,14 @@ def trainable_parameters(model: torch.nn.Module) -> list[tuple[str, torch.nn.Par
     return named
 
 
+def _fixed_tensors(model: torch.nn.Module, trainable) -> dict:
+    """What ``functional_call`` needs besides the trainable parameters (names in ``trainable``): the frozen
+    parameters and the buffers (BatchNorm statistics), detached, as they are."""
+    fixed = {name: p.detach() for name, p in model.named_parameters() if name not in trainable}
+    fixed.update(dict(model.named_buffers()))
+    return fixed
+
+
 def per_sample_gradients(model: torch.nn.Module, inputs, loss, *extras, batch_size: int = 256) -> torch.Tensor:
     """``N x P``: row ``j`` is the gradient, with respect to every trainable parameter of ``model`` (flattened in
     :func:`trainable_parameters` order), of ``loss(logits_j, *extras_j)``: the loss of sample ``j`` alone.
@@ -55,8 +63,7 @@ def per_sample_gradients(model: torch.nn.Module, inputs, loss, *extras, batch_si
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     named = trainable_parameters(model)
     params = {name: p.detach() for name, p in named}
-    fixed = {name: p.detach() for name, p in model.named_parameters() if name not in params}
-    fixed.update(dict(model.named_buffers()))
+    fixed = _fixed_tensors(model, params)
 
     def one(params, x, *ex):
         out = torch.func.functional_call(model, {**fixed, **params}, (x.unsqueeze(0),))
@@ -85,10 +92,7 @@ class _ModelSide:
         self.shapes = [p.shape for _, p in named]
         self.sizes = [p.numel() for _, p in named]
         self.theta = torch.cat([p.detach().reshape(-1) for _, p in named]).to(dtype)
-        # frozen parameters and buffers (BatchNorm statistics) are passed as they are
-        trainable = set(self.names)
-        self.fixed = {n: p.detach() for n, p in model.named_parameters() if n not in trainable}
-        self.fixed.update(dict(model.named_buffers()))
+        self.fixed = _fixed_tensors(model, set(self.names))
 
     def step(self, vector: torch.Tensor, scale: float) -> None:
         self.theta.sub_(vector, alpha=scale)
