@@ -85,3 +85,26 @@ def test_frozen_parameters_stay_out_of_the_rows_and_still_act():
     for j in range(6):
         grads = torch.autograd.grad(_soft_ce(model(x[j : j + 1]), q[j : j + 1]).sum(), list(model[2].parameters()))
         assert torch.allclose(G[j], torch.cat([g.reshape(-1) for g in grads]), atol=1e-12)
+
+
+def test_vat_perturbed_inputs_give_the_loss_pass_and_the_last_bias_columns():
+    """``VAT.perturbed_inputs`` under a seed draws what ``VAT.perturbed`` draws (the same ``x + r_adv``: c_lastlayer's
+    full-model pass sees the inputs the last-layer pass saw), and the per-sample gradients of VAT's
+    ``KL(p_j || p(x_j + r_j))`` at those inputs have, in the last bias's columns, ``softmax(z_adv) - p``."""
+    from sslkit.algorithms.vat import VAT, kl_per_sample
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).double()
+    x = torch.randn(9, 5, dtype=torch.float64)
+    vat = VAT(0.7, xi=1e-3, n_power=2)
+    torch.manual_seed(4)
+    p, z_adv, _ = vat.perturbed(model, x)
+    torch.manual_seed(4)
+    p2, x_adv = vat.perturbed_inputs(model, x)
+    assert torch.equal(p, p2)
+    assert torch.equal(model(x_adv), z_adv)
+    assert torch.allclose((x_adv - x).norm(dim=1), torch.full((9,), 0.7, dtype=torch.float64))
+    G = per_sample_gradients(model, x_adv.detach(), lambda z, p_j: kl_per_sample(p_j, z)[0], p)
+    assert torch.allclose(G[:, -3:], torch.softmax(z_adv, dim=1) - p, atol=1e-12)
+    torch.manual_seed(5)
+    assert not torch.equal(vat.perturbed_inputs(model, x)[1], x_adv)  # another seed, another draw

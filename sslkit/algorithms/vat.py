@@ -124,14 +124,21 @@ class VAT(SSLAlgorithm):
             d = _l2_normalize(grad.detach()) * self.xi
         return self.eps * _l2_normalize(d)
 
-    def perturbed(self, model, x_u: torch.Tensor):
-        """``(p, z_adv, h_adv)``: steps 1-3 of the module docstring -- the clean prediction ``p`` (detached),
-        the logits and features of the adversarially perturbed inputs -- with BatchNorm statistics frozen."""
+    def perturbed_inputs(self, model, x_u: torch.Tensor):
+        """``(p, x_u + r_adv)``: steps 1-3 of the module docstring -- the clean prediction ``p`` (detached) and
+        the adversarially perturbed inputs (``r_adv`` a constant) -- with BatchNorm statistics frozen."""
         with frozen_bn(model):
             with torch.no_grad():
                 p = torch.softmax(logits_of(model, x_u).float(), dim=1)
             r_adv = self.adversarial_perturbation(model, x_u, p)
-            z_adv, h_adv = forward(model, x_u + r_adv)
+        return p, x_u + r_adv
+
+    def perturbed(self, model, x_u: torch.Tensor):
+        """``(p, z_adv, h_adv)``: :meth:`perturbed_inputs`, then the logits and features of the perturbed inputs
+        (the pass the loss differentiates), with BatchNorm statistics frozen."""
+        with frozen_bn(model):
+            p, x_adv = self.perturbed_inputs(model, x_u)
+            z_adv, h_adv = forward(model, x_adv)
         return p, z_adv, h_adv
 
     def unlabeled_losses(self, model, x_u, u_idx=None):

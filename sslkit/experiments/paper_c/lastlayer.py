@@ -22,7 +22,7 @@ import time
 
 import torch
 
-from sslkit.algorithms.base import frozen_bn, logits_of
+from sslkit.algorithms.base import frozen_bn
 from sslkit.algorithms.vat import kl_per_sample
 from sslkit.callbacks import CoresetSelection
 from sslkit.coreset import Retrieve
@@ -84,10 +84,8 @@ def lastlayer_run(*, protocol, fraction, seed, device="cpu") -> dict:
             # VAT's per-sample loss KL(p_j || p(x_j + r_j)) with p_j and r_j constants, as VAT differentiates it
             perturbed, clean = [], []
             for start in range(0, n, CHUNK):
-                x = X_u[start : start + CHUNK]
-                with torch.no_grad():
-                    p_x = torch.softmax(logits_of(model, x).float(), dim=1)
-                perturbed.append((x + algo.adversarial_perturbation(model, x, p_x)).detach())
+                p_x, x_adv = algo.perturbed_inputs(model, X_u[start : start + CHUNK])
+                perturbed.append(x_adv.detach())
                 clean.append(p_x)
             G_full = per_sample_gradients(
                 model, torch.cat(perturbed), lambda z, p_j: kl_per_sample(p_j, z)[0], torch.cat(clean)
