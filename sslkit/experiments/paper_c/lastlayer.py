@@ -28,7 +28,7 @@ from sslkit.callbacks import CoresetSelection
 from sslkit.coreset import Retrieve
 from sslkit.coreset.retrieve_full import RetrieveFullModel, per_sample_gradients
 
-from .tradeoff import cached_task, make_algorithm, make_model, optimizer_options, protocol_of, train_with_curve
+from .tradeoff import cached_task, make_algorithm, make_model, protocol_of, train_with_curve, trainer_options
 
 __all__ = ["lastlayer_run", "WARM_EPOCHS"]
 
@@ -55,12 +55,9 @@ def lastlayer_run(*, protocol, fraction, seed, device="cpu") -> dict:
         task,
         epochs=WARM_EPOCHS,
         iterations_per_epoch="unlabeled",
-        batch_size=p["batch_size"],
-        unlabeled_batch_size=p["batch_size"],
         seed=seed,
         device=device,
-        decay_norm_and_bias=p["model"] != "wrn28_2",
-        **optimizer_options(protocol),
+        **trainer_options(p),
     )
     model, algo = tr.model, tr.algorithm
     X_u, X_l, y_l = tr.data_["X_u"], tr.data_["X_l"], tr.data_["y_l"]

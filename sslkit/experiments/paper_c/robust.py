@@ -58,7 +58,7 @@ from sslkit.data import (
 from sslkit.experiments import paper_numbers
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
-from .tradeoff import train_with_curve
+from .tradeoff import SGD, train_with_curve, trainer_options
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -96,9 +96,8 @@ CORESET_METHODS = ("crust", "retrieve", "random", "retrieve_warm", "crust_nomixu
 #: the two readings of the unstated coreset budget (module docstring)
 FRACTIONS = (0.1, 0.5)
 
-_SGD = {"optimizer": "sgd", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4, "schedule": "cosine"}
 #: the schedule and model the two quick protocols share (digits, an MLP, 20 epochs, a selection every 4)
-_QUICK = {"model": "mlp", "epochs": 20, "every": 4, "kappa": 0.5, "batch_size": 50, "vat_eps": 1.0, **_SGD}
+_QUICK = {"model": "mlp", "epochs": 20, "every": 4, "kappa": 0.5, "batch_size": 50, "vat_eps": 1.0, **SGD}
 #: the schedule and model the two CPU stand-ins share (MNIST, paper C's CNN, 4 epochs, a selection every epoch)
 _CPU = {
     "model": "paper_c_cnn",
@@ -107,7 +106,7 @@ _CPU = {
     "kappa": 0.5,
     "batch_size": 50,
     "vat_eps": 2.0,
-    **_SGD,
+    **SGD,
     "lr": 0.003,
 }
 PROTOCOLS = {
@@ -156,7 +155,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 2.0,
-        **_SGD,
+        **SGD,
         "lr": 0.003,
     },
     "paper_cifar10_ood": {
@@ -170,7 +169,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 6.0,
-        **_SGD,
+        **SGD,
     },
     "paper_cifar10_imbalance": {
         "dataset": "cifar10",
@@ -183,7 +182,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 6.0,
-        **_SGD,
+        **SGD,
     },
 }
 #: the longer robust stand-in (issue 23): the cpu protocol with the schedule that the schedule-length study's
@@ -379,13 +378,10 @@ def robust_run(
         hooks=hooks,
         epochs=epochs,
         iterations_per_epoch="unlabeled" if algo.uses_unlabeled else math.ceil(n_u / B),
-        batch_size=B,
-        unlabeled_batch_size=B,
         total_steps=total,
         seed=seed,
         device=device,
-        decay_norm_and_bias=p["model"] != "wrn28_2",
-        **{key: p[key] for key in _SGD},
+        **trainer_options(p),
     )
     sel = tr.timings_.get("hook:coreset", 0.0)
     rounds = [] if selector is None else selector.selections_

@@ -64,6 +64,8 @@ __all__ = [
     "protocol_of",
     "full_by_seed",
     "train_with_curve",
+    "trainer_options",
+    "SGD",
 ]
 
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
@@ -96,7 +98,9 @@ PAPER_CLAIMS = {
     for r in paper_numbers.load("c_claims")
 }
 
-_SGD = {"optimizer": "sgd", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4, "schedule": "cosine"}
+#: paper C's optimiser (App. C.3: SGD, lr 0.03, Nesterov momentum 0.9, weight decay 5e-4, cosine schedule), shared
+#: by the trade-off and robust protocols
+SGD = {"optimizer": "sgd", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4, "schedule": "cosine"}
 PROTOCOLS = {
     "quick": {
         "dataset": "digits",
@@ -109,7 +113,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 1.0,
-        **_SGD,
+        **SGD,
     },
     "cpu": {
         "dataset": "mnist",
@@ -122,7 +126,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 2.0,
-        **_SGD,
+        **SGD,
     },
     "paper_cifar10": {
         "dataset": "cifar10",
@@ -135,7 +139,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 6.0,
-        **_SGD,
+        **SGD,
     },
     "paper_svhn": {
         "dataset": "svhn",
@@ -148,7 +152,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 6.0,
-        **_SGD,
+        **SGD,
     },
 }
 _MEANS = {
@@ -226,11 +230,16 @@ def protocol_of(protocol) -> dict:
     return PROTOCOLS[protocol]
 
 
-def optimizer_options(protocol) -> dict:
-    """The protocol's optimiser settings as :class:`~sslkit.engine.Trainer` options (optimizer, lr, momentum,
-    nesterov, weight_decay, schedule)."""
-    p = protocol_of(protocol)
-    return {key: p[key] for key in _SGD}
+def trainer_options(p: dict) -> dict:
+    """The :class:`~sslkit.engine.Trainer` options every run of protocol ``p`` (a trade-off or robust protocol's
+    dict) shares: the batch sizes, the optimiser settings of :data:`SGD` and weight decay on norm and bias
+    parameters except for WRN-28-2 (USB's ``bn_wd_skip`` there)."""
+    return {
+        "batch_size": p["batch_size"],
+        "unlabeled_batch_size": p["batch_size"],
+        "decay_norm_and_bias": p["model"] != "wrn28_2",
+        **{key: p[key] for key in SGD},
+    }
 
 
 def make_model(protocol: str, task: dict, seed: int) -> torch.nn.Module:
@@ -350,15 +359,12 @@ def tradeoff_run(
         hooks=hooks,
         epochs=sched["epochs"],
         iterations_per_epoch="unlabeled",
-        batch_size=p["batch_size"],
-        unlabeled_batch_size=p["batch_size"],
         total_steps=sched["total_steps"],
         ema_decay=0.95 if mt else None,
         ema_warmup=mt,
         seed=seed,
         device=device,
-        decay_norm_and_bias=p["model"] != "wrn28_2",
-        **optimizer_options(protocol),
+        **trainer_options(p),
     )
     sel = tr.timings_.get("hook:coreset", 0.0)
     sel_cpu = 0.0 if selector is None else sum(x["cpu_seconds"] for x in selector.selections_)
