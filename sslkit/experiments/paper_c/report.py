@@ -131,10 +131,11 @@ def retrieve_against(ret: dict, other: dict):
     return compare(a, b), float(np.mean(list(a.values())))
 
 
-def cell_accs(rows, method: str, fraction, ratio) -> dict:
-    """``{seed: test_acc}`` of one method in one (budget, ratio) cell of :func:`~.robust.robust_rows`. Rows of one
-    protocol only: two rows of a seed in a cell (two protocols pooled, e.g. the stand-in and its longer schedule)
-    raise instead of one silently replacing the other."""
+def cell_accs(rows, method: str, fraction, ratio, key: str = "test_acc") -> dict:
+    """``{seed: row[key]}`` (accuracy by default) of one method in one (budget, ratio) cell of
+    :func:`~.robust.robust_rows`: the runs of a seed and ratio share their data and initialisation, so cells pair by
+    seed. Rows of one protocol only: two rows of a seed in a cell (two protocols pooled, e.g. the stand-in and its
+    longer schedule) raise instead of one silently replacing the other."""
     out = {}
     for r in rows:
         if (r["method"], r["fraction"], r["ratio"]) == (method, fraction, ratio):
@@ -143,7 +144,7 @@ def cell_accs(rows, method: str, fraction, ratio) -> dict:
                     f"two rows of seed {r['seed']} for {method} at budget {fraction}, ratio {ratio}: rows of "
                     "several protocols are pooled; pass one protocol's rows"
                 )
-            out[r["seed"]] = r["test_acc"]
+            out[r["seed"]] = r[key]
     return out
 
 
