@@ -242,6 +242,36 @@ def test_mixup_ablation_pairs_by_seed_and_judges_the_margin():
             mixup_ablation(robust_rows([_rec("crust", 0, 90.0, fraction=0.1)]), margin=bad)
 
 
+def test_the_page_mixup_table_and_the_ledger_claim_judge_the_same_comparisons():
+    """C-R-mixup (the ledger) and the page's MixUp table compute CRUST against its ablation separately: on the same
+    records they give the same paired differences and intervals per (budget, ratio). The budget is one of the two
+    readings of the unstated coreset size: the claim holds when every row at every budget holds, does not hold when
+    both budgets have a row outside the margin, and is not resolved when the readings disagree."""
+    from sslkit.experiments.paper_c.claims_robust import C_MIXUP_MINIMAL, c_robust_mixup_minimal
+    from sslkit.experiments.paper_c.report import mixup_ablation
+
+    recs = []
+    for s in range(4):
+        for ratio in (0.25, 0.75):
+            for f, drop in ((0.1, 0.2 + 0.1 * (s % 2)), (0.5, 4.0 + 0.3 * s)):
+                a = 88.0 + s + ratio
+                recs += [_rec("retrieve", s, a + 1, ratio=ratio, fraction=f)]
+                recs += [_rec("crust", s, a, ratio=ratio, fraction=f)]
+                recs += [_rec("crust_nomixup", s, a - drop, ratio=ratio, fraction=f)]
+    _, frame = mixup_ablation(robust_rows(recs), margin=C_MIXUP_MINIMAL)
+    verdict, text = c_robust_mixup_minimal(recs)
+    assert len(frame) == 4 and sorted(set(frame[f"within ±{C_MIXUP_MINIMAL:g}"])) == ["does not hold", "holds"]
+    for _, row in frame.iterrows():
+        gain, ratio = row["MixUp's gain"], float(row["OOD ratio"].rstrip(" %")) / 100
+        assert f"ratio {ratio:g}: {gain}" in text
+    assert verdict == "not resolved"  # 10 %: within the margin; 50 %: outside
+    held = [r for r in recs if r["config"]["fraction"] == 0.1]
+    assert c_robust_mixup_minimal(held)[0] == "holds"
+    failed = [r for r in recs if r["config"]["fraction"] == 0.5]
+    failed += [{**r, "config": {**r["config"], "fraction": 0.1}} for r in failed]
+    assert c_robust_mixup_minimal(failed)[0] == "does not hold"
+
+
 def test_robust_tables_never_pool_the_stand_in_with_its_longer_schedule():
     """cpu and cpu_long runs of the same seed, method and cell are two experiments: the page's reading and ablation
     tables keep them apart (a protocol column appears only then), and a cell handed both raises instead of one run
