@@ -498,6 +498,28 @@ def test_status_paper_protocol_and_cpu_stand_in_and_their_data(tmp_path):
     assert S.data_note(["cifar_cvd/jpeg"], ("cifar_cvd",)) == "; CIFAR-10 cat vs dog from its JPEG q75 copy (lossy)"
 
 
+def test_status_diagnostic_when_only_a_diagnostic_ran_and_never_above_the_protocol(tmp_path):
+    """A row group whose only records are a diagnostic probe (the robust stand-in's schedule-length study) ran: it
+    says so with its seeds, not "not run"; records of the paper's protocol, where they exist, decide instead."""
+    probe = Experiment(
+        "d",
+        "A",
+        "d",
+        "an experiment with a diagnostic scale",
+        print,
+        {
+            "cpu": Scale(DIAGNOSTIC, lambda: [{"dataset": "adult"}], (0, 1), lambda c: c["dataset"], file="probe"),
+            "paper": Scale(PAPER_PROTOCOL, lambda: [{"dataset": "adult"}], range(3), lambda c: c["dataset"]),
+        },
+        1,
+    )
+    write(tmp_path, "d/probe", [rec({"dataset": "adult"}, s) for s in range(2)])
+    assert S.status(NB, S.Group(reads=probe, data=("adult",)), tmp_path)[0] == "diagnostic (2 seeds)"
+    write(tmp_path, "d/paper", [rec({"dataset": "adult"}, s) for s in range(3)])
+    assert S.status(NB, S.Group(reads=probe, data=("adult",)), tmp_path)[0] == "paper protocol (3 seeds)"
+    assert DIAGNOSTIC in S.STATUSES
+
+
 def test_committed_runs_follow_the_experiments_papers_and_count_diagnostics_apart(tmp_path):
     write(tmp_path, "supervised_baseline/paper", [rec({"dataset": "banknote", "n1": 5, "n2": 5}, s) for s in range(3)])
     write(tmp_path, "a_table1/paper", [rec({"dataset": "adult"}, s) for s in range(4)])
@@ -574,6 +596,9 @@ def test_the_issue_examples_get_their_status_on_the_committed_records():
     figure6 = _committed("C", "Figure 6 (a-c), Tables 12-13")  # only panel (b) ran
     assert figure6["(a) CIFAR-10 OOD"] == figure6["(c) CIFAR-10 imbalance"] == S.NOT_RUN
     assert figure6["(b) MNIST OOD"].startswith(STAND_IN)
+    study = [r for r in catalog.records("c_robust", "cpu") if r["config"].get("epochs")]
+    schedules = figure6["(b) MNIST OOD · Full VAT, longer schedules"]  # a diagnostic reading: it ran, as a check
+    assert schedules.startswith(DIAGNOSTIC) if study else schedules == S.NOT_RUN
 
 
 def test_no_row_says_quick_scale_only_unless_its_quick_run_touches_its_data():

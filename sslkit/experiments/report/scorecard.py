@@ -10,6 +10,8 @@ and the dataset each one actually used:
 
 * ``paper protocol (n seeds)`` -- matching records made with the paper's model, data, budget and schedule;
 * ``CPU stand-in (n seeds)`` -- matching records of a run that changes one of them;
+* ``diagnostic (n seeds)`` -- matching records of a diagnostic reading only (a probe of a choice the paper leaves
+  open, e.g. the robust stand-in's schedule-length study): the group ran, but as a check, not as a reproduction;
 * either one says when the records' data is not the group's (``on scikit-learn's 8x8 digits``) or is a copy of
   it that differs from the paper's (``CIFAR-10 from its JPEG q75 copy (lossy)``);
 * ``quick scale only`` -- no matching record, but the experiment's quick grid runs the group's configurations
@@ -38,13 +40,13 @@ import numpy as np
 import pandas as pd
 
 from ..notebooks import registry, repo_root
-from ..runs.experiment import PAPER_PROTOCOL, STAND_IN
+from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, STAND_IN
 from .ledger import VERDICTS, read_records, results_root
 from .stats import compare_summaries
 
 QUICK, NOT_RUN, OFFLINE = "quick scale only", "not run", "not runnable offline"
 DERIVED, CHECKED, PLOTTED = "derived and checked", "checked numerically", "plotted only"
-STATUSES = (PAPER_PROTOCOL, STAND_IN, QUICK, NOT_RUN, OFFLINE, DERIVED, CHECKED, PLOTTED)
+STATUSES = (PAPER_PROTOCOL, STAND_IN, DIAGNOSTIC, QUICK, NOT_RUN, OFFLINE, DERIVED, CHECKED, PLOTTED)
 #: seeds behind a paper's mean ± std (paper A: "mean ± std over 30 seeds")
 PAPER_SEEDS = {"A": 30}
 #: how a page names the datasets a record used (:meth:`~sslkit.experiments.runs.experiment.Scale.data_of`)
@@ -174,7 +176,7 @@ def status(target: Target, group: Group, root=None) -> tuple[str, dict, dict]:
     paper = [r for _, r in by_kind.get(PAPER_PROTOCOL, [])]
     if group.cells and paper:
         counts = cell_counts(group.cells(paper), PAPER_SEEDS.get(target.paper, 30))
-    for kind in (PAPER_PROTOCOL, STAND_IN):
+    for kind in (PAPER_PROTOCOL, STAND_IN, DIAGNOSTIC):  # the strongest evidence the group has
         if kind in by_kind:
             recs = [r for _, r in by_kind[kind]]
             used = [e.scales[s].data_of(r["config"]) for s, r in by_kind[kind]]
