@@ -520,6 +520,20 @@ def test_status_diagnostic_when_only_a_diagnostic_ran_and_never_above_the_protoc
     assert DIAGNOSTIC in S.STATUSES
 
 
+def test_every_row_group_not_run_says_why():
+    """A "not run" row without a word leaves the reader guessing: on the committed records each one is a GPU job
+    and its note gives the command; a CPU scale gets no such note."""
+    card = catalog.scorecard()
+    not_run = card[card["status"] == S.NOT_RUN]
+    assert (not_run["note"] != "").all(), not_run[["item", "group"]].to_dict("records")
+    gpu = S.Group(reads=catalog.get("c_robust"), scales=("paper",))
+    assert S.gpu_note(gpu) == (
+        "a GPU job, not run yet: sslkit run c_robust --scale paper (or its notebook in Colab with a GPU)"
+    )
+    assert S.gpu_note(S.Group(reads=catalog.get("c_robust"), scales=("cpu", "paper"))) == ""
+    assert S.gpu_note(S.Group(status=S.OFFLINE)) == ""
+
+
 def test_committed_runs_follow_the_experiments_papers_and_count_diagnostics_apart(tmp_path):
     write(tmp_path, "supervised_baseline/paper", [rec({"dataset": "banknote", "n1": 5, "n2": 5}, s) for s in range(3)])
     write(tmp_path, "a_table1/paper", [rec({"dataset": "adult"}, s) for s in range(4)])

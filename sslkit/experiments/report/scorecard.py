@@ -203,6 +203,17 @@ def runs_at_quick_scale(group: Group) -> bool:
     return False
 
 
+def gpu_note(group: Group) -> str:
+    """What a row group that has not run needs, when every scale it reads is meant for a GPU: the command that runs
+    it (``""`` otherwise)."""
+    e = group.reads
+    scales = [s for s in group.scales if e is not None and s in e.scales]
+    if not scales or not all(e.scales[s].gpu for s in scales):
+        return ""
+    runs = " or ".join(f"sslkit run {e.name} --scale {s}" for s in scales)
+    return f"a GPU job, not run yet: {runs} (or its notebook in Colab with a GPU)"
+
+
 def scorecard_table(targets, groups_of, claims, root=None) -> pd.DataFrame:
     """One row per row group of every target: paper, item, group, what, status, the paper's rows we ran, the cell
     counts, the claims that hold / do not hold (``claims``: a ledger), the notebook and a note (the group's; for an
@@ -229,7 +240,11 @@ def scorecard_table(targets, groups_of, claims, root=None) -> pd.DataFrame:
                     "claims hold": int((mine["verdict"] == "holds").sum()),
                     "claims fail": int((mine["verdict"] == "does not hold").sum()),
                     "notebook": spec.path if spec else "",
-                    "note": g.note or (t.note if len(groups) == 1 else ""),
+                    "note": "; ".join(
+                        n
+                        for n in (gpu_note(g) if st == NOT_RUN else "", g.note or (t.note if len(groups) == 1 else ""))
+                        if n
+                    ),
                 }
             )
     return pd.DataFrame(rows)
