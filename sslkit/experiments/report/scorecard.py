@@ -274,7 +274,7 @@ def to_html(card: pd.DataFrame, columns=COLUMNS, drop_empty: bool = False) -> st
 
     shown = pd.DataFrame(
         {
-            "paper": card["paper"],
+            "paper": card["paper"].replace({"-": "all three"}),  # "-": the chapter that chains the papers
             "item": [link(r) for _, r in card.iterrows()],
             "status": card["status"].map(html.escape),
             "rows run": card["rows"],
