@@ -227,6 +227,10 @@ def layout_key(problem: str) -> str | None:
 
 
 def main(pages: list[str]) -> int:
+    unknown = sorted(set(pages) - set(toc_pages()))
+    if unknown:  # a bare name ("scorecard") used to be probed as a missing page and read as a broken one
+        print(f"check_book: not pages of the book: {unknown}; pages are named as in _toc.yml, e.g. book/scorecard.html")
+        return 2
     problems = static_checks()
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser:

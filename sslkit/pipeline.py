@@ -53,7 +53,7 @@ import torch
 from sslkit._checks import check_count, check_real, check_seed
 from sslkit.algorithms import LinearRiskAlgorithm, PerSampleRisk, SSLAlgorithm
 from sslkit.callbacks import CoresetSelection, warm_start_epochs
-from sslkit.engine import Trainer
+from sslkit.engine import USB_SGD, Trainer
 from sslkit.select import GKHR, RandomSelector
 
 __all__ = ["SELECTORS", "SSLPipeline", "coreset_schedule"]
@@ -62,8 +62,6 @@ __all__ = ["SELECTORS", "SSLPipeline", "coreset_schedule"]
 SELECTORS = ("rdss", "random")
 #: the Trainer options the pipeline sets itself (its schedule and stages)
 _OWN_OPTIONS = ("iterations_per_epoch", "total_steps", "epochs", "seed", "device", "num_classes", "progress")
-#: the defaults of the optimiser: Nesterov SGD with the cosine schedule of USB and papers B and C
-_SGD = {"optimizer": "sgd", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4, "schedule": "cosine"}
 
 
 def coreset_schedule(epochs: int, n_unlabeled: int, fraction, batch_size: int, *, kappa=0.5, min_warm: int = 0):
@@ -160,7 +158,7 @@ class SSLPipeline:
         self.unlabeled_batch_size = check_count(unlabeled_batch_size, "unlabeled_batch_size", allow_zero=False)
         self.seed, self.device = check_seed(seed), device
         self.num_classes = None if num_classes is None else check_count(num_classes, "num_classes", allow_zero=False)
-        self.trainer_options = {**_SGD, **trainer_options}
+        self.trainer_options = {**USB_SGD, **trainer_options}
 
     # ------------------------------------------------------------------------------------------- stages
     def select_labels(self, features) -> np.ndarray:

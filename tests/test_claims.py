@@ -659,6 +659,24 @@ def test_scorecard_renders_without_an_index_and_links_the_pages(tmp_path):
     assert "<th></th>" not in page  # no index column
 
 
+def test_count_table_counts_every_row_group_once_in_status_order():
+    import pandas as pd
+
+    card = pd.DataFrame(
+        {
+            "paper": ["A", "A", "C", "-", "C"],
+            "status": [f"{S.PAPER_PROTOCOL} (10 seeds)", S.NOT_RUN, f"{S.STAND_IN} (3 seeds)", S.QUICK, S.NOT_RUN],
+        }
+    )
+    t = S.count_table(card)
+    assert list(t.index) == ["A", "C", "all three"] and t.index.name == "paper"
+    assert list(t.columns) == [S.PAPER_PROTOCOL, S.STAND_IN, S.QUICK, S.NOT_RUN, "total"]  # STATUSES order
+    assert t.loc["A"].tolist() == [1, 0, 0, 1, 2] and t.loc["all three", S.QUICK] == 1
+    assert t["total"].sum() == len(card) and not t.isna().any().any()
+    committed = catalog.scorecard()
+    assert S.count_table(committed)["total"].sum() == len(committed)
+
+
 def test_every_groups_entry_names_an_item():
     """A GROUPS key that no target names is silently ignored (its item falls back to one default group)."""
     items = {(t.paper, t.item) for t in catalog.targets()}

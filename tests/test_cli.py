@@ -350,6 +350,19 @@ def test_table1_settings_option_narrows_the_grid_and_refuses_a_misspelt_setting(
             paper.configs(readings=False, **{key: value})
 
 
+def test_table2_settings_option_narrows_the_grid_as_table1s():
+    from sslkit.cli import parse_option
+    from sslkit.experiments import catalog
+
+    paper = catalog.get("a_table2").scale("paper")
+    key, value = parse_option('settings=["Bal. (200)","Sev. (500)"]')
+    grid = paper.configs(readings=False, datasets=["mnist"], **{key: value})
+    assert len(grid) == 20 and {g["setting"] for g in grid} == {"Bal. (200)", "Sev. (500)"}
+    assert len(paper.configs(readings=False, datasets=["mnist"])) == 70
+    with pytest.raises(ValueError, match=r"Table 2 has no setting \['Bal \(200\)'\]"):
+        paper.configs(readings=False, settings=["Bal (200)"])
+
+
 def test_executor_parameter_takes_a_dict_of_resources(tiny, tmp_path, monkeypatch):
     """The documented `-p "executor={'name': 'ray', 'num_gpus': 1}"` reaches the notebook as that dict (it used to
     be refused: the default "local" is a str), and a bad executor is refused before anything runs."""

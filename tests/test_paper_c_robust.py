@@ -326,3 +326,18 @@ def test_robust_grid_narrows_to_protocols_and_methods():
         s.configs(False, protocols=["paper_mnist_ood"])
     with pytest.raises(ValueError, match="unknown methods \\['cruts'\\]"):
         s.configs(False, methods=["cruts"])
+
+
+def test_committed_counts_runs_per_protocol_with_t_r_and_the_schedule_study_apart():
+    from sslkit.experiments.paper_c.report import committed
+
+    protocols = {"a": {"epochs": 4, "every": 1, "scenario": "ood"}, "b": {"epochs": 40, "every": 10}}
+    recs = [{"config": {"protocol": "a"}}] * 3 + [{"config": {"protocol": "b"}}] * 2
+    recs += [{"config": {"protocol": "a", "epochs": e}} for e in (16, 8, 16)]
+    assert committed(recs, protocols) == (
+        "3 runs with T = 4, R = 1, OOD data; 2 runs with T = 40, R = 10; "
+        "3 runs of Full VAT's schedule-length study (T = 8, 16)"
+    )
+    assert committed([], protocols) == "no run yet"
+    with pytest.raises(KeyError, match="'c'.*not among"):
+        committed([{"config": {"protocol": "c"}}], protocols)

@@ -94,6 +94,16 @@ def test_the_oracle_may_be_a_function_asked_once_for_the_chosen_rows():
     assert np.array_equal(p.y_labeled_, Y[p.labeled_indices_])
 
 
+def test_the_default_optimiser_is_usbs_nesterov_sgd_and_an_option_overrides_it():
+    from sslkit.engine import USB_SGD
+
+    opt = pipe(coreset=None).fit(X, Y).trainer_.optimizer_
+    group = opt.param_groups[0]
+    assert isinstance(opt, torch.optim.SGD) and group["nesterov"] and group["momentum"] == 0.9
+    assert USB_SGD["lr"] == 0.03 and USB_SGD["weight_decay"] == 5e-4  # paper C App. C.3
+    assert pipe(coreset=None, lr=0.1).trainer_options["lr"] == 0.1
+
+
 def test_stage_c_off_trains_every_epoch_on_the_full_pool():
     p = pipe(coreset=None).fit(X, Y)
     assert p.coreset_ is None and not p.trainer_.sampler_.restricted

@@ -13,6 +13,16 @@ from sslkit.models.utils import param_groups
 
 #: the optimisers a Trainer accepts
 OPTIMIZERS = ("adam", "sgd")
+#: the Trainer options of USB's / FixMatch's optimiser, which papers B and C train with (paper C App. C.3: SGD,
+#: lr 0.03, Nesterov momentum 0.9, weight decay 5e-4, cosine schedule); ``Trainer(**USB_SGD, ...)``
+USB_SGD = {
+    "optimizer": "sgd",
+    "lr": 0.03,
+    "momentum": 0.9,
+    "nesterov": True,
+    "weight_decay": 5e-4,
+    "schedule": "cosine",
+}
 
 
 def make_optimizer(

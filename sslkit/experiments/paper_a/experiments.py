@@ -64,30 +64,40 @@ TABLE2_QUICK_SETTINGS = {
 }
 
 
+def _narrow(grid: list[dict], settings, table: str, datasets) -> list[dict]:
+    """The rows of ``grid`` whose setting is in ``settings`` (None: all); a setting no row of the table's
+    ``datasets`` has is an error naming the table's settings (never an empty grid run silently)."""
+    if settings is None:
+        return grid
+    settings = [settings] if isinstance(settings, str) else list(settings)
+    known = sorted({s for d in datasets for s in settings_of(d)})
+    bad = sorted(set(settings) - set(known))
+    if bad:
+        raise ValueError(f"{table} has no setting {bad}; its settings: {known}")
+    return [g for g in grid if g["setting"] in settings]
+
+
 def table1_configs(scale: str, datasets=None, settings=None) -> list[dict]:
     """Table 1: quick -- two settings, PL / VAT's middle value, the image rows at (15,45) only. ``settings`` narrows
     the grid to some of the paper's settings (e.g. more seeds of (100,100) only:
     ``sslkit run a_table1 --scale paper -o 'settings=["(100,100)"]'``); a setting no row has is an error."""
-    if settings is not None:
-        settings = [settings] if isinstance(settings, str) else list(settings)
-        bad = sorted(set(settings) - {s for d in TABLE1_DATASETS for s in settings_of(d)})
-        if bad:
-            known = sorted({s for d in TABLE1_DATASETS for s in settings_of(d)})
-            raise ValueError(f"Table 1 has no setting {bad}; its settings: {known}")
     if scale == "quick":
         grid = grid_of(TABLE1_QUICK if datasets is None else datasets, ("(15,45)", "(100,100)"), hyper="first")
         grid = [g for g in grid if not (g["dataset"] in IMAGE and g["setting"] != "(15,45)")]
     else:
         grid = grid_of(TABLE1_DATASETS if datasets is None else datasets, hyper=True)
-    return [g for g in grid if settings is None or g["setting"] in settings]
+    return _narrow(grid, settings, "Table 1", TABLE1_DATASETS)
 
 
-def table2_configs(scale: str, datasets=None) -> list[dict]:
-    """Table 2: quick -- one setting per dataset (:data:`TABLE2_QUICK_SETTINGS`), PL / VAT's middle value."""
+def table2_configs(scale: str, datasets=None, settings=None) -> list[dict]:
+    """Table 2: quick -- one setting per dataset (:data:`TABLE2_QUICK_SETTINGS`), PL / VAT's middle value.
+    ``settings`` narrows the grid as Table 1's (e.g. ``-o 'settings=["Bal. (200)"]'``)."""
     if scale == "quick":
         grid = grid_of(TABLE2_QUICK if datasets is None else datasets, hyper="first")
-        return [g for g in grid if g["setting"] in TABLE2_QUICK_SETTINGS.get(g["dataset"], ())]
-    return grid_of(TABLE2_DATASETS if datasets is None else datasets, hyper=True)
+        grid = [g for g in grid if g["setting"] in TABLE2_QUICK_SETTINGS.get(g["dataset"], ())]
+    else:
+        grid = grid_of(TABLE2_DATASETS if datasets is None else datasets, hyper=True)
+    return _narrow(grid, settings, "Table 2", (*TABLE2_DATASETS, *TABLE2_QUICK))
 
 
 def iter_configs(scale: str) -> list[dict]:
@@ -150,8 +160,8 @@ TABLE2 = Experiment(
     title="Table 2: multiclass tasks, Sup. / Ours (Iter) / Ours (EC) / PL / VAT",
     run=run_one,
     scales=_scales(
-        lambda datasets=None: table2_configs("quick", datasets),
-        lambda datasets=None: table2_configs("paper", datasets),
+        lambda datasets=None, settings=None: table2_configs("quick", datasets, settings),
+        lambda datasets=None, settings=None: table2_configs("paper", datasets, settings),
         range(2),
         range(30),
     ),

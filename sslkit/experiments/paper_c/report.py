@@ -283,6 +283,28 @@ def tradeoff_report(records, *, clock: str = "cpu_seconds") -> dict:
     return {"rows": rows, "summary": summ, "claims": cl, "readings": rd, "facts": facts}
 
 
+def committed(records, protocols: dict) -> str:
+    """What committed CPU stand-in records hold, in words: their runs per protocol, each with its T (epochs) and
+    R (rounds between selections) from ``protocols`` (a module's ``PROTOCOLS``) and, for a robust protocol, the kind
+    of polluted data; the runs of a schedule-length study (config ``epochs`` set) apart. "no run yet" when empty."""
+    kinds = {"ood": "OOD", "imbalance": "class-imbalanced"}
+    configs = [r["config"] for r in records]
+    main = [c for c in configs if not c.get("epochs")]
+    study = sorted({c["epochs"] for c in configs if c.get("epochs")})
+    parts = []
+    for protocol in sorted({c["protocol"] for c in main}):
+        if protocol not in protocols:
+            raise KeyError(f"records of protocol {protocol!r}, which is not among {sorted(protocols)}")
+        p = protocols[protocol]
+        n = sum(c["protocol"] == protocol for c in main)
+        kind = f", {kinds[p['scenario']]} data" if "scenario" in p else ""
+        parts.append(f"{n} runs with T = {p['epochs']}, R = {p['every']}{kind}")
+    if study:
+        n = len(configs) - len(main)
+        parts.append(f"{n} runs of Full VAT's schedule-length study (T = {', '.join(map(str, study))})")
+    return "; ".join(parts) or "no run yet"
+
+
 def label(name: str) -> str:
     """The human label of a method or algorithm id."""
     return LABELS.get(name, name)

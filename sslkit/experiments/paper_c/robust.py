@@ -55,10 +55,11 @@ from sslkit.data import (
     ood_split,
     standardize,
 )
+from sslkit.engine import USB_SGD
 from sslkit.experiments import paper_numbers
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
-from .tradeoff import SGD, train_with_curve, trainer_options
+from .tradeoff import train_with_curve, trainer_options
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -97,7 +98,7 @@ CORESET_METHODS = ("crust", "retrieve", "random", "retrieve_warm", "crust_nomixu
 FRACTIONS = (0.1, 0.5)
 
 #: the schedule and model the two quick protocols share (digits, an MLP, 20 epochs, a selection every 4)
-_QUICK = {"model": "mlp", "epochs": 20, "every": 4, "kappa": 0.5, "batch_size": 50, "vat_eps": 1.0, **SGD}
+_QUICK = {"model": "mlp", "epochs": 20, "every": 4, "kappa": 0.5, "batch_size": 50, "vat_eps": 1.0, **USB_SGD}
 #: the schedule and model the two CPU stand-ins share (MNIST, paper C's CNN, 4 epochs, a selection every epoch)
 _CPU = {
     "model": "paper_c_cnn",
@@ -106,7 +107,7 @@ _CPU = {
     "kappa": 0.5,
     "batch_size": 50,
     "vat_eps": 2.0,
-    **SGD,
+    **USB_SGD,
     "lr": 0.003,
 }
 PROTOCOLS = {
@@ -155,7 +156,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 2.0,
-        **SGD,
+        **USB_SGD,
         "lr": 0.003,
     },
     "paper_cifar10_ood": {
@@ -169,7 +170,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 6.0,
-        **SGD,
+        **USB_SGD,
     },
     "paper_cifar10_imbalance": {
         "dataset": "cifar10",
@@ -182,7 +183,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 6.0,
-        **SGD,
+        **USB_SGD,
     },
 }
 #: the longer robust stand-in (issue 23): the cpu protocol with the schedule that the schedule-length study's

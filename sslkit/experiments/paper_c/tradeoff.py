@@ -38,7 +38,7 @@ import torch
 from sslkit.algorithms import VAT, FixMatch, Hook, MeanTeacher
 from sslkit.callbacks import CoresetSelection, warm_start_epochs
 from sslkit.data import images_to_tensor, load_dataset, make_split, standardize
-from sslkit.engine import Trainer
+from sslkit.engine import USB_SGD, Trainer
 from sslkit.experiments import paper_numbers
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
@@ -65,7 +65,6 @@ __all__ = [
     "full_by_seed",
     "train_with_curve",
     "trainer_options",
-    "SGD",
 ]
 
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
@@ -98,9 +97,6 @@ PAPER_CLAIMS = {
     for r in paper_numbers.load("c_claims")
 }
 
-#: paper C's optimiser (App. C.3: SGD, lr 0.03, Nesterov momentum 0.9, weight decay 5e-4, cosine schedule), shared
-#: by the trade-off and robust protocols
-SGD = {"optimizer": "sgd", "lr": 0.03, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4, "schedule": "cosine"}
 PROTOCOLS = {
     "quick": {
         "dataset": "digits",
@@ -113,7 +109,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 1.0,
-        **SGD,
+        **USB_SGD,
     },
     "cpu": {
         "dataset": "mnist",
@@ -126,7 +122,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 2.0,
-        **SGD,
+        **USB_SGD,
     },
     "paper_cifar10": {
         "dataset": "cifar10",
@@ -139,7 +135,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 6.0,
-        **SGD,
+        **USB_SGD,
     },
     "paper_svhn": {
         "dataset": "svhn",
@@ -152,7 +148,7 @@ PROTOCOLS = {
         "kappa": 0.5,
         "batch_size": 50,
         "vat_eps": 6.0,
-        **SGD,
+        **USB_SGD,
     },
 }
 _MEANS = {
@@ -232,13 +228,13 @@ def protocol_of(protocol) -> dict:
 
 def trainer_options(p: dict) -> dict:
     """The :class:`~sslkit.engine.Trainer` options every run of protocol ``p`` (a trade-off or robust protocol's
-    dict) shares: the batch sizes, the optimiser settings of :data:`SGD` and weight decay on norm and bias
-    parameters except for WRN-28-2 (USB's ``bn_wd_skip`` there)."""
+    dict) shares: the batch sizes, the optimiser settings of :data:`sslkit.engine.USB_SGD` (paper C App. C.3) and
+    weight decay on norm and bias parameters except for WRN-28-2 (USB's ``bn_wd_skip`` there)."""
     return {
         "batch_size": p["batch_size"],
         "unlabeled_batch_size": p["batch_size"],
         "decay_norm_and_bias": p["model"] != "wrn28_2",
-        **{key: p[key] for key in SGD},
+        **{key: p[key] for key in USB_SGD},
     }
 
 

@@ -256,6 +256,16 @@ def status_counts(card: pd.DataFrame) -> dict:
     return {p: base[card["paper"] == p].value_counts().to_dict() for p in sorted(card["paper"].unique())}
 
 
+def count_table(card: pd.DataFrame) -> pd.DataFrame:
+    """Row groups per paper (rows A, B, C, then "all three" for the chapter that chains them, paper ``"-"``) and
+    status (columns in :data:`STATUSES` order, only those that occur, then ``total``); integers, no missing cell."""
+    counts = pd.DataFrame(status_counts(card)).T.fillna(0).astype(int)
+    counts = counts[[s for s in STATUSES if s in counts]].rename(index={"-": "all three"})
+    counts = counts.reindex([p for p in ("A", "B", "C", "all three") if p in counts.index])
+    counts["total"] = counts.sum(axis=1)
+    return counts.rename_axis("paper")
+
+
 #: the columns of :func:`to_html`, in order
 COLUMNS = ("paper", "item", "status", "rows run", "cells", "≤ 2σ", "≠ (p < 0.05)", "claims ✓ / ✗", "note")
 
