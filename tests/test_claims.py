@@ -85,6 +85,46 @@ def test_table1_pl_best_on_mnist_and_not_run_without_it():
     assert CA.a_table1_pl_best_mnist(a_table(BASE))[0] == C.NOT_RUN
 
 
+CIFAR_SETTINGS = ("(15,45)", "(30,30)", "(50,150)", "(100,100)")
+
+
+def test_pl_against_best_applies_the_rule_to_the_papers_numbers_and_ours():
+    from sslkit.experiments.paper_a.report import pl_against_best
+
+    below = pl_against_best(a_table({**BASE, "Ours (Iter)": 81.0, "PL": 70.0}, ("cifar_cvd",), CIFAR_SETTINGS))
+    assert list(below["setting"]) == list(CIFAR_SETTINGS) and (below["ours"] == "PL below").all()
+    # the paper's printed rows (30 seeds a side): only (15,45), Ours (Iter) 55.4 ± 1.6 vs PL 53.8 ± 2.5, resolves
+    assert list(below["paper"]) == ["PL below", "not resolved", "not resolved", "not resolved"]
+    assert below["paper: best − PL"][0].startswith("+1.6 (95 % CI +0.5 to +2.7")
+    above = pl_against_best(a_table({**BASE, "Ours (Iter)": 81.0, "PL": 90.0}, ("cifar_cvd",), CIFAR_SETTINGS))
+    assert (above["ours"] == "PL above").all() and (above["seeds"] == 10).all()
+
+
+def test_pl_against_best_agrees_with_the_ledgers_cifar_claim_on_the_committed_records():
+    from sslkit.experiments.paper_a.report import pl_against_best
+
+    table = pl_against_best(catalog.records("a_table1", "paper"))
+    verdict = catalog.ledger(paper="A", item="Table 1").set_index("id").loc["A-T1-cifar", "verdict"]
+    assert (verdict == C.HOLDS) == bool((table["ours"] == "PL below").all())
+
+
+def test_pnu_is_sup_where_app_cs_eta_is_zero():
+    from sslkit.experiments.paper_a.report import pnu_against_sup
+
+    recs = a_table({**BASE, "Ours (Iter)": 81.0}, ("cifar_cvd",), ("(15,45)", "(30,30)"))
+    for r in recs:  # the same run where eta = 0: PNU's accuracy is Sup.'s
+        if r["config"]["method"] == "PNU" and r["config"]["setting"] == "(30,30)":
+            r["metrics"]["test_acc"] = spread(BASE["Sup."], r["seed"], 0.0)
+    t = pnu_against_sup(recs, "cifar_cvd", prior=(0.5, 0.5)).set_index("setting")
+    assert t.loc["(30,30)", "η"] == 0 and t.loc["(30,30)", "PNU = Sup."] == 10
+    # ψ = θ²/n: η = (1/180 - 1/60) / (1/60 + 1/180) = -0.5
+    assert t.loc["(15,45)", "η"] == -0.5 and t.loc["(15,45)", "PNU = Sup."] == 0
+    assert t.loc["(30,30)", "paper"] == "not resolved"  # 56.0 ± 2.1 vs 55.2 ± 2.6, 30 seeds a side
+    committed = pnu_against_sup(catalog.records("a_table1", "paper"), "cifar_cvd", prior=(0.5, 0.5))
+    zero = committed[committed["η"] == 0]
+    assert len(zero) and (zero["PNU = Sup."] == zero["seeds"]).all()  # a miswired PNU would differ
+
+
 def test_table2_ec_competitive_and_not():
     iter_ec = {"Sup.": 80.0, "Ours (Iter)": 81.0, "PL": 79.0, "VAT": 79.0}
     assert CA.a_table2_ec_competitive(a_table({**iter_ec, "Ours (EC)": 80.5}, ("shuttle",)))[0] == C.HOLDS

@@ -372,6 +372,14 @@ def test_hardware_label_and_results_path(tmp_path):
         results_path("../exp", "quick")
 
 
+def test_records_hardware_lists_each_machine_once_unambiguously():
+    from sslkit.experiments import records_hardware
+
+    recs = [{"hardware": h} for h in ("B (2 cores), torch 2, 1 thread", "A (2 cores), torch 2", "A (2 cores), torch 2")]
+    assert records_hardware(recs) == "A (2 cores), torch 2; B (2 cores), torch 2, 1 thread"
+    assert records_hardware([]) == "none" and records_hardware([], empty="") == ""
+
+
 # ------------------------------------------------------------------ reliability (issue 12, section 5)
 
 

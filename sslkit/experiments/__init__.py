@@ -12,7 +12,7 @@ Layers, each importing only from those before it: ``runs``; ``report``; ``paper_
 
 from .notebooks import NotebookSpec, get_notebook, notebook_parameters, registry, reproduce
 from .report.tables import aggregate, comparison_layout, format_mean_std, format_table, paper_comparison
-from .runs.hardware import hardware_summary
+from .runs.hardware import hardware_summary, records_hardware
 from .runs.runner import expand_grid, run_grid
 from .runs.store import StaleResultsError, load_results, repo_root, results_path, run_key, versions_note
 
@@ -31,6 +31,7 @@ __all__ = [
     "paper_comparison",
     "registry",
     "repo_root",
+    "records_hardware",
     "reproduce",
     "results_path",
     "run_grid",

@@ -3,8 +3,10 @@ table: one compact table per scale (ours beside the paper in one cell per method
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from ..report.stats import OPEN, compare, compare_summaries
 from ..report.tables import book_table, comparison_long, format_mean_std
 
 
@@ -118,3 +120,79 @@ def side_by_side(table: pd.DataFrame, names: dict | None = None, digits: int = 1
         ]
         out[f"{name}: paper"] = [format_mean_std(m, sd, digits) for m, sd in zip(c["paper_mean"], c["paper_std"])]
     return pd.DataFrame(out)
+
+
+#: what a verdict of "best other method minus PL" says about PL
+PL_VERDICTS = {"higher": "PL below", "lower": "PL above"}
+
+
+def _best_minus_pl(means: dict) -> str | None:
+    others = {m: v for m, v in means.items() if m != "PL"}
+    return max(others, key=others.get) if others and "PL" in means else None
+
+
+def pl_against_best(records, dataset: str = "cifar_cvd", paper_seeds: int = 30) -> pd.DataFrame:
+    """§6.2's sentence on PL ("on CIFAR-10 cat vs. dog ... it fails to yield comparable performance") row by row,
+    tested by the book's one rule on both sides: per setting, the best method other than PL (by mean) minus PL,
+    on the paper's printed mean ± std (Welch's test, ``paper_seeds`` seeds a side: App. C's 30) and on our records
+    (:func:`~.claims.a_rows`, paired by seed where both ran the same seeds). The claim ``A-T1-cifar`` holds where
+    every row says "PL below". Columns: setting, each side's best other method, its difference with PL (95 % CI,
+    p) and the verdict ("PL below", "PL above", "not resolved"), our seeds."""
+    from .. import paper_numbers
+    from .claims import a_rows
+
+    paper = {}
+    for r in paper_numbers.load("a_table1"):
+        if r["dataset"] == dataset:
+            paper.setdefault(r["setting"], {})[r["method"]] = (r["mean"], r["std"], paper_seeds)
+    ours = {setting: v for (d, setting), v in a_rows(records, (dataset,)).items()}
+    rows = []
+    for setting in [s for s in paper if s in ours] + [s for s in ours if s not in paper]:
+        row = {"setting": setting}
+        p = paper.get(setting, {})
+        best = _best_minus_pl({m: v[0] for m, v in p.items()})
+        if best:
+            c = compare_summaries(p[best], p["PL"])
+            row |= {"paper's best": best, "paper: best − PL": c.short(1), "paper": PL_VERDICTS.get(c.verdict, OPEN)}
+        v = ours.get(setting, {})
+        best = _best_minus_pl({m: float(np.mean(list(s.values()))) for m, s in v.items()})
+        if best:
+            c = compare(v[best], v["PL"])
+            row |= {"our best": best, "ours: best − PL": c.short(1), "ours": PL_VERDICTS.get(c.verdict, OPEN)}
+            row["seeds"] = min(len(v[best]), len(v["PL"]))
+        rows.append(row)
+    return pd.DataFrame(rows).fillna("–")
+
+
+def pnu_against_sup(records, dataset: str, prior, paper_seeds: int = 30) -> pd.DataFrame:
+    """PNU against Sup. per setting of ``dataset`` with App. C's PNU weight η = (ψ₂ − ψ₁)/(ψ₁ + ψ₂), ψ_m = θ_m²/n_m
+    (:func:`sslkit.risk.pnu_eta`; ``prior`` is θ): where η = 0 the PNU risk *is* the supervised one, so runs under
+    one seed must agree exactly. Columns: setting, η, our seeds, the seeds where PNU's test accuracy equals Sup.'s,
+    the paper's PNU − Sup. by Welch's test on its printed mean ± std (``paper_seeds`` a side) and its verdict."""
+    from sslkit.risk import pnu_eta
+
+    from .. import paper_numbers
+    from .claims import a_rows
+
+    paper = {}
+    for r in paper_numbers.load("a_table1"):
+        if r["dataset"] == dataset and r["method"] in ("PNU", "Sup."):
+            paper.setdefault(r["setting"], {})[r["method"]] = (r["mean"], r["std"], paper_seeds)
+    rows = []
+    for (_, setting), v in a_rows(records, (dataset,)).items():
+        if "PNU" not in v or "Sup." not in v:
+            continue
+        n = [int(x) for x in setting.strip("()").split(",")]
+        common = sorted(set(v["PNU"]) & set(v["Sup."]))
+        row = {
+            "setting": setting,
+            "η": round(float(pnu_eta(np.asarray(prior, dtype=float), np.asarray(n, dtype=float))), 4),
+            "seeds": len(common),
+            "PNU = Sup.": sum(v["PNU"][s] == v["Sup."][s] for s in common),
+        }
+        if len(paper.get(setting, {})) == 2:
+            c = compare_summaries(paper[setting]["PNU"], paper[setting]["Sup."])
+            row["paper: PNU − Sup."] = c.short(1)
+            row["paper"] = {"higher": "PNU above", "lower": "PNU below"}.get(c.verdict, OPEN)
+        rows.append(row)
+    return pd.DataFrame(rows).fillna("–")

@@ -99,3 +99,9 @@ def platform_fingerprint() -> dict:
         "python": platform.python_version(),
         "machine": platform.machine() or sys.platform,
     }
+
+
+def records_hardware(records, empty: str = "none") -> str:
+    """The machines ``records`` ran on, for a page's label: their distinct ``hardware`` lines, sorted, joined by
+    "; " (each line holds commas of its own: "AMD EPYC (2 cores), torch 2.14.1, 1 thread"); ``empty`` if none."""
+    return "; ".join(sorted({r["hardware"] for r in records})) or empty
