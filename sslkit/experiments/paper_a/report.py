@@ -126,11 +126,6 @@ def side_by_side(table: pd.DataFrame, names: dict | None = None, digits: int = 1
 PL_VERDICTS = {"higher": "PL below", "lower": "PL above"}
 
 
-def _best_minus_pl(means: dict) -> str | None:
-    others = {m: v for m, v in means.items() if m != "PL"}
-    return max(others, key=others.get) if others and "PL" in means else None
-
-
 def pl_against_best(records, dataset: str = "cifar_cvd", paper_seeds: int = 30) -> pd.DataFrame:
     """§6.2's sentence on PL ("on CIFAR-10 cat vs. dog ... it fails to yield comparable performance") row by row,
     tested by the book's one rule on both sides: per setting, the best method other than PL (by mean) minus PL,
@@ -139,7 +134,7 @@ def pl_against_best(records, dataset: str = "cifar_cvd", paper_seeds: int = 30) 
     every row says "PL below". Columns: setting, each side's best other method, its difference with PL (95 % CI,
     p) and the verdict ("PL below", "PL above", "not resolved"), our seeds."""
     from .. import paper_numbers
-    from .claims import a_rows
+    from .claims import a_rows, best_other
 
     paper = {}
     for r in paper_numbers.load("a_table1"):
@@ -150,12 +145,12 @@ def pl_against_best(records, dataset: str = "cifar_cvd", paper_seeds: int = 30) 
     for setting in [s for s in paper if s in ours] + [s for s in ours if s not in paper]:
         row = {"setting": setting}
         p = paper.get(setting, {})
-        best = _best_minus_pl({m: v[0] for m, v in p.items()})
+        best = best_other({m: v[0] for m, v in p.items()}, "PL")
         if best:
             c = compare_summaries(p[best], p["PL"])
             row |= {"paper's best": best, "paper: best − PL": c.short(1), "paper": PL_VERDICTS.get(c.verdict, OPEN)}
         v = ours.get(setting, {})
-        best = _best_minus_pl({m: float(np.mean(list(s.values()))) for m, s in v.items()})
+        best = best_other(v, "PL")
         if best:
             c = compare(v[best], v["PL"])
             row |= {"our best": best, "ours: best − PL": c.short(1), "ours": PL_VERDICTS.get(c.verdict, OPEN)}
