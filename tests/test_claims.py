@@ -476,6 +476,13 @@ def test_every_claim_names_a_row_group_of_the_scorecard():
         assert c.reads[0] in catalog.EXPERIMENTS, c.id
 
 
+def test_no_claim_that_ran_still_says_what_it_needs_to_run():
+    """A claim's test text once said "Needs a_table1's CIFAR CvD rows" long after they ran: a stale instruction."""
+    ledger = catalog.ledger()
+    ran = ledger[ledger["verdict"] != C.NOT_RUN]
+    assert not ran["test"].str.contains(r"\bNeeds\b").any(), ran.loc[ran["test"].str.contains("Needs"), "id"].tolist()
+
+
 def test_every_verdict_shows_its_p_value_and_interval():
     """The one rule everywhere: every resolved verdict of the committed ledger names a p-value and a 95 % CI (or,
     for a ranking, the rank and the comparisons behind it)."""
