@@ -761,7 +761,7 @@ def test_paper_summary_counts_row_groups_and_verdicts():
     )
     claims = S.pd.DataFrame({"paper": ["A", "A", "A", "B"], "verdict": [C.FAILS, C.HOLDS, C.HOLDS, C.OPEN]})
     assert S.paper_summary(card, claims, "A") == (
-        "3 row groups (2 paper protocol, 1 quick scale only) and 3 claims (2 holds, 1 does not hold)"
+        "3 row groups (2 paper protocol, 1 quick scale only) and 3 claims (2 hold, 1 does not hold)"
     )
     assert S.paper_summary(card, claims, "B") == "1 row group (1 not run) and 1 claim (1 not resolved)"
 

@@ -324,14 +324,16 @@ def paper_card(card: pd.DataFrame, paper: str, root: str | Path | None = None) -
 def paper_summary(card: pd.DataFrame, claims: pd.DataFrame, paper: str) -> str:
     """One sentence of counts for ``paper``: its row groups by status (:func:`status_counts`) and its claims by
     verdict (:func:`sslkit.experiments.claims.ledger`), e.g. ``"24 row groups (10 paper protocol, ...) and 17
-    claims (8 holds, 4 does not hold, ...)"``."""
+    claims (8 hold, 1 does not hold, ...)"``."""
     groups = status_counts(card).get(paper, {})
     shown = [s for s in STATUSES if s in groups] + [s for s in groups if s not in STATUSES]
     verdicts = claims.loc[claims["paper"] == paper, "verdict"].value_counts().to_dict()
     named = [v for v in VERDICTS if verdicts.get(v)] + [v for v in verdicts if v not in VERDICTS]
 
+    plural = {"holds": "hold", "does not hold": "do not hold"}  # "2 hold", "1 holds"
+
     def listed(counts, keys):
-        return ", ".join(f"{counts[k]} {k}" for k in keys)
+        return ", ".join(f"{counts[k]} {k if counts[k] == 1 else plural.get(k, k)}" for k in keys)
 
     n_groups, n_claims = sum(groups.values()), sum(verdicts.values())
     text = f"{n_groups} row group{'s' if n_groups != 1 else ''} ({listed(groups, shown)})"
