@@ -191,6 +191,14 @@ def test_headline_names_the_pages_evidence_and_verdicts():
             assert all(label.count("torch") <= 1 for label in evidence.split("; on ", 1)[1].split(" and on ")), evidence
 
 
+def test_seeds_are_counted_per_configuration_not_per_file():
+    """A file with one configuration at 30 seeds and another at 1 used to read "30 seeds"."""
+    recs = [{"config": {"m": "a"}, "seed": s} for s in range(30)] + [{"config": {"m": "b"}, "seed": 0}]
+    assert catalog.seeds_per_configuration(recs) == "1–30 seeds per configuration"
+    assert catalog.seeds_per_configuration(recs[:3]) == "3 seeds per configuration"
+    assert catalog.seeds_per_configuration(recs[-1:]) == "1 seed per configuration"
+
+
 def test_committed_runs_lists_every_paper_and_kind():
     runs = catalog.committed_runs()
     assert {(e.paper, k) for e in catalog.experiments() for k in KINDS} <= set(runs)

@@ -21,6 +21,7 @@ the committed keys.
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -274,6 +275,18 @@ def uncatalogued(root=None) -> list:
     return out
 
 
+def seeds_per_configuration(records) -> str:
+    """How many seeds each configuration of ``records`` ran: "10 seeds per configuration", or the range
+    "1-30 seeds per configuration" where they differ (a file's distinct seeds overstate a thin row)."""
+    per: dict = {}
+    for r in records:
+        per.setdefault(json.dumps(r["config"], sort_keys=True, default=str), set()).add(r["seed"])
+    if not per:
+        return "no seed"
+    lo, hi = min(map(len, per.values())), max(map(len, per.values()))
+    return f"{lo} seed{'s' if lo != 1 else ''} per configuration" if lo == hi else f"{lo}–{hi} seeds per configuration"
+
+
 def headline(notebook: str, root=None) -> dict:
     """What a page's headline box says about its own evidence: ``evidence`` (one sentence: the committed records
     of the experiments the notebook shows -- kind, runs, seeds, hardware) and ``verdicts`` (the claims ledger's
@@ -289,10 +302,8 @@ def headline(notebook: str, root=None) -> dict:
             if not recs:
                 continue
             hardware |= {r.get("hardware") or "unrecorded hardware" for r in recs}
-            seeds = sorted({r["seed"] for r in recs})
-            many = "s" if len(seeds) != 1 else ""
             kind = e.scales[scale].kind
-            parts.append(f"{e.name}: {len(recs)} runs at scale {scale} ({kind}), {len(seeds)} seed{many}")
+            parts.append(f"{e.name}: {len(recs)} runs at scale {scale} ({kind}), {seeds_per_configuration(recs)}")
     evidence = "; ".join(parts) + (f"; on {' and on '.join(sorted(hardware))}" if hardware else "")
     names = tuple(f"{e.name}/" for e in mine)
     table = ledger(root)
