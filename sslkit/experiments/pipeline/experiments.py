@@ -28,7 +28,7 @@ PIPELINE = Experiment(
         "cpu": Scale(
             STAND_IN,
             configs,
-            tuple(range(5)),
+            tuple(range(20)),  # 12 runs of 5-15 s of CPU per seed
             "mnist",
             fixed={"protocol": "cpu"},
             extra={"data": "MNIST (full IDX files)", "threads": 1},
