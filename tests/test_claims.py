@@ -98,6 +98,8 @@ def test_pl_against_best_applies_the_rule_to_the_papers_numbers_and_ours():
     assert below["paper: best − PL"][0].startswith("+1.6 (95 % CI +0.5 to +2.7")
     above = pl_against_best(a_table({**BASE, "Ours (Iter)": 81.0, "PL": 90.0}, ("cifar_cvd",), CIFAR_SETTINGS))
     assert (above["ours"] == "PL above").all() and (above["seeds"] == 10).all()
+    with pytest.raises(ValueError, match="no dataset 'cifar'.*cifar_cvd"):
+        pl_against_best([], "cifar")
 
 
 def test_pl_against_best_agrees_with_the_ledgers_cifar_claim_on_the_committed_records():

@@ -126,6 +126,17 @@ def side_by_side(table: pd.DataFrame, names: dict | None = None, digits: int = 1
 PL_VERDICTS = {"higher": "PL below", "lower": "PL above"}
 
 
+def _paper_cells(dataset: str, paper_seeds: int) -> dict:
+    """``{setting: {method: (mean, std, paper_seeds)}}`` of paper A's Table 1 (:data:`.protocol.PAPER_TABLE1`) for
+    ``dataset``; a dataset the table lacks is an error naming its datasets."""
+    from .protocol import PAPER_TABLE1
+
+    known = sorted({d for d, _ in PAPER_TABLE1})
+    if dataset not in known:
+        raise ValueError(f"paper A's Table 1 has no dataset {dataset!r}; its datasets: {known}")
+    return {s: {m: (*v, paper_seeds) for m, v in row.items()} for (d, s), row in PAPER_TABLE1.items() if d == dataset}
+
+
 def pl_against_best(records, dataset: str = "cifar_cvd", paper_seeds: int = 30) -> pd.DataFrame:
     """§6.2's sentence on PL ("on CIFAR-10 cat vs. dog ... it fails to yield comparable performance") row by row,
     tested by the book's one rule on both sides: per setting, the best method other than PL (by mean) minus PL,
@@ -133,13 +144,9 @@ def pl_against_best(records, dataset: str = "cifar_cvd", paper_seeds: int = 30) 
     (:func:`~.claims.a_rows`, paired by seed where both ran the same seeds). The claim ``A-T1-cifar`` holds where
     every row says "PL below". Columns: setting, each side's best other method, its difference with PL (95 % CI,
     p) and the verdict ("PL below", "PL above", "not resolved"), our seeds."""
-    from .. import paper_numbers
     from .claims import a_rows, best_other
 
-    paper = {}
-    for r in paper_numbers.load("a_table1"):
-        if r["dataset"] == dataset:
-            paper.setdefault(r["setting"], {})[r["method"]] = (r["mean"], r["std"], paper_seeds)
+    paper = _paper_cells(dataset, paper_seeds)
     ours = {setting: v for (d, setting), v in a_rows(records, (dataset,)).items()}
     rows = []
     for setting in [s for s in paper if s in ours] + [s for s in ours if s not in paper]:
@@ -166,13 +173,9 @@ def pnu_against_sup(records, dataset: str, prior, paper_seeds: int = 30) -> pd.D
     the paper's PNU − Sup. by Welch's test on its printed mean ± std (``paper_seeds`` a side) and its verdict."""
     from sslkit.risk import pnu_eta
 
-    from .. import paper_numbers
     from .claims import a_rows
 
-    paper = {}
-    for r in paper_numbers.load("a_table1"):
-        if r["dataset"] == dataset and r["method"] in ("PNU", "Sup."):
-            paper.setdefault(r["setting"], {})[r["method"]] = (r["mean"], r["std"], paper_seeds)
+    paper = _paper_cells(dataset, paper_seeds)
     rows = []
     for (_, setting), v in a_rows(records, (dataset,)).items():
         if "PNU" not in v or "Sup." not in v:
@@ -185,7 +188,7 @@ def pnu_against_sup(records, dataset: str, prior, paper_seeds: int = 30) -> pd.D
             "seeds": len(common),
             "PNU = Sup.": sum(v["PNU"][s] == v["Sup."][s] for s in common),
         }
-        if len(paper.get(setting, {})) == 2:
+        if {"PNU", "Sup."} <= set(paper.get(setting, {})):
             c = compare_summaries(paper[setting]["PNU"], paper[setting]["Sup."])
             row["paper: PNU − Sup."] = c.short(1)
             row["paper"] = {"higher": "PNU above", "lower": "PNU below"}.get(c.verdict, OPEN)
