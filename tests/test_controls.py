@@ -154,6 +154,8 @@ def test_a_deciding_column_narrows_the_gate_to_the_named_stand_in(tmp_path):
     assert K.gate(ledger, claims, states, tmp_path)["verdict"].item() == K.CANNOT_DECIDE  # either may decide
     named = ledger.assign(deciding=["t_two/cpu (cpu_long)"])
     assert K.gate(named, claims, states, tmp_path)["verdict"].item() == "holds"
+    other = ledger.assign(**{"deciding evidence": ["protocol cpu: T = 4"]})  # the failing one named: gated
+    assert K.gate(other, claims, states, tmp_path)["verdict"].item() == K.CANNOT_DECIDE
     # the scorecard names the stand-ins whose records a row group holds
     only_long = [r for r in _records(5.0, protocol="cpu_long")]
     assert list(K.of_records(states, e, "cpu", only_long, {})["stand-in"]) == ["cpu_long"]

@@ -33,8 +33,9 @@ the paper's tables before looking at our numbers, 2-5 per stand-in, and declared
 
 A scale takes one of the two, never both (``tests/test_controls.py``). A control may read another experiment's
 records (``reads = (experiment, scale)``, :func:`shared`): the stand-ins that share a model and schedule share
-their controls. When the ledger names which stand-in of a scale decided a claim (a ``deciding`` column whose text
-contains the stand-in's label), only that stand-in gates it; otherwise every stand-in of the scale does.
+their controls. When the ledger names which stand-in of a scale decided a claim (a deciding-evidence column,
+:data:`DECIDING_COLUMNS`, whose text holds the stand-in's label as a word), only that stand-in gates it; otherwise
+every stand-in of the scale does.
 """
 
 from __future__ import annotations
@@ -227,17 +228,21 @@ def _deciding_scale(claim, root) -> str:
     return min(found, key=lambda s: LEVELS.index(e.scales[s].kind)) if found else ""
 
 
+#: the ledger columns that may name which stand-in of a scale decided a claim (its label as a word)
+DECIDING_COLUMNS = ("deciding", "deciding evidence", "deciding_evidence")
+
+
 def deciding_stand_ins(row, claim, states: pd.DataFrame, root=None) -> pd.DataFrame:
     """The stand-ins (rows of :func:`stand_ins`) that decide the ledger row ``row`` of ``claim``: none unless the
     row's evidence level is the stand-in kind; those of the scale whose records decide it, narrowed to the labels
-    a ``deciding`` column names where the ledger has one."""
+    a deciding-evidence column (:data:`DECIDING_COLUMNS`) names where the ledger has one."""
     if row.get("level") != STAND_IN:
         return states.iloc[0:0]
     scale = _deciding_scale(claim, root)
     mine = states[(states["experiment"] == claim.reads[0].name) & (states["scale"] == scale)]
-    named = str(row.get("deciding", "") or "")
-    if named:
-        words = f" {named} ".replace("(", " ").replace(")", " ").replace(",", " ").replace(";", " ")
+    named = " ".join(str(row.get(c, "") or "") for c in DECIDING_COLUMNS)
+    if named.strip():
+        words = " " + "".join(ch if ch not in "(),;:|" else " " for ch in named) + " "
         said = mine[[bool(lab) and f" {lab} " in words for lab in mine["stand-in"]]]
         if len(said):
             return said
