@@ -23,13 +23,16 @@ that chains the papers (paper ``"-"``), are never gated.
 
 **Declaring controls.** A stand-in is an experiment's scale whose kind is the stand-in kind; where one scale holds
 several stand-ins (the robust grid's protocols ``cpu``, ``cpu_long``, ``cpu_imbalance``), each control names its
-``stand_in`` label and a ``scope`` (the configuration values of that stand-in's records). Controls are chosen from
-the paper's tables before looking at our numbers, 2-5 per stand-in, and declared in one of two places:
+``stand_in`` label and a ``scope`` (the configuration values of that stand-in's records). Controls are 2-5
+orderings per stand-in from the paper's tables that any faithful setup must show -- the baselines' and the SSL
+learner's effects, never the paper's new claim -- and are declared in one of two places:
 
 * in the scale's spec, ``Scale(..., controls=(Control(...), ...))`` (:class:`~..runs.experiment.Scale`) -- the
   place for a new stand-in;
 * or in its paper's ``paper_<x>/controls.py``, ``CONTROLS = {key(experiment, scale): (Control(...), ...)}`` --
-  where the stand-ins declared before the spec field have theirs (the catalog collects them).
+  where the stand-ins declared before the spec field have theirs (the catalog collects them), and where a new
+  stand-in inside an existing scale adds its own (e.g. another protocol of the robust grid:
+  ``robust_ood("<protocol>")``); ``paper_<x>/experiments.py`` cannot import that module (it imports them).
 
 A scale takes one of the two, never both (``tests/test_controls.py``). A control may read another experiment's
 records (``reads = (experiment, scale)``, :func:`shared`): the stand-ins that share a model and schedule share
