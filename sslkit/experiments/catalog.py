@@ -8,7 +8,9 @@ read:
 
 * :func:`run` -- run (or resume) an experiment's grid at a scale into its results file;
 * :func:`get`, :func:`experiments`, :func:`for_file` -- the specs;
-* :func:`ledger`, :func:`scorecard`, :func:`overview`, :func:`committed_runs` -- the pages' tables.
+* :func:`ledger`, :func:`scorecard`, :func:`overview`, :func:`answer`, :func:`committed_runs` -- the pages' tables;
+* :func:`controls`, :func:`stand_ins` -- the stand-ins' positive controls and whether each may decide a claim
+  (:mod:`.report.controls`).
 
 Adding an experiment: write its run function (``fn(**config, seed=..., ...) -> metrics``) in its paper's
 package, declare an :class:`~.runs.experiment.Experiment` in that paper's ``experiments.py`` (name = the results
@@ -34,16 +36,19 @@ from .paper_a import experiments as a_experiments
 from .paper_a import scorecard as a_scorecard
 from .paper_b import claims as b_claims
 from .paper_b import claims_active as b_claims_active
+from .paper_b import controls as b_controls
 from .paper_b import experiments as b_experiments
 from .paper_b import scorecard as b_scorecard
 from .paper_c import claims as c_claims
+from .paper_c import controls as c_controls
 from .paper_c import experiments as c_experiments
 from .paper_c import scorecard as c_scorecard
 from .pipeline import claims as p_claims
 from .pipeline import experiments as p_experiments
+from .report import controls as K
 from .report import ledger as L
 from .report import scorecard as S
-from .runs.experiment import KINDS, Experiment
+from .runs.experiment import KINDS, STAND_IN, Experiment
 from .runs.hardware import hardware_summary
 from .runs.runner import run_grid
 
@@ -53,6 +58,8 @@ EXPERIMENTS: tuple = (
 CLAIMS: tuple = a_claims.CLAIMS + b_claims.CLAIMS + b_claims_active.CLAIMS + c_claims.CLAIMS + p_claims.CLAIMS
 OPEN_ITEMS: tuple = a_claims.OPEN_ITEMS + b_claims.OPEN_ITEMS + c_claims.OPEN_ITEMS + p_claims.OPEN_ITEMS
 GROUPS: dict = {**a_scorecard.GROUPS, **b_scorecard.GROUPS, **c_scorecard.GROUPS}
+#: the positive controls of the stand-ins whose specs do not carry them (:mod:`.report.controls`)
+CONTROLS: dict = {**b_controls.CONTROLS, **c_controls.CONTROLS}
 NOT_REPRODUCED: tuple = a_scorecard.NOT_REPRODUCED + b_scorecard.NOT_REPRODUCED + c_scorecard.NOT_REPRODUCED
 
 
@@ -204,9 +211,23 @@ def reading_of(name, scale: str, config) -> str:
 
 
 def ledger(root=None, paper=None, item=None) -> pd.DataFrame:
-    """Every claim of the three papers tested on the committed records (:func:`.report.ledger.ledger_table`);
-    ``root``: a results folder in place of ``notebooks/results`` (it must exist)."""
-    return L.ledger_table(CLAIMS, root, paper, item)
+    """Every claim of the three papers tested on the committed records (:func:`.report.ledger.ledger_table`), then
+    the stand-ins' gate (:func:`.report.controls.gate`): a claim decided by a CPU stand-in that does not pass its
+    positive controls reads "cannot decide", its test's verdict kept in ``stand_in_verdict``; ``root``: a results
+    folder in place of ``notebooks/results`` (it must exist)."""
+    return K.gate(L.ledger_table(CLAIMS, root, paper, item), CLAIMS, stand_ins(root), L.results_root(root))
+
+
+def controls(root=None) -> pd.DataFrame:
+    """Every stand-in's positive controls evaluated on the committed records
+    (:func:`.report.controls.controls_table`)."""
+    return K.controls_table(EXPERIMENTS, CONTROLS, L.results_root(root))
+
+
+def stand_ins(root=None) -> pd.DataFrame:
+    """One row per stand-in: its controls shown and its state, passes or cannot decide
+    (:func:`.report.controls.stand_ins`)."""
+    return K.stand_ins(controls(root))
 
 
 def targets() -> list:
@@ -236,7 +257,18 @@ def scorecard(root=None, claims=None) -> pd.DataFrame:
     ``root``: a results folder (it must exist), read for the statuses and, unless a ledger ``claims`` is given,
     for the claims too."""
     claims = ledger(root) if claims is None else claims
-    return S.scorecard_table(targets(), groups_of, claims, root)
+    states = stand_ins(root)
+
+    def gate(group) -> str:  # what the group's stand-in records may decide: the state of their stand-ins
+        rows = [
+            K.of_records(states, e, scale, recs, CONTROLS)
+            for e in (group.reads, *group.also)
+            for scale, recs in S.matching(group, root, e).items()
+            if e.scales[scale].kind == STAND_IN
+        ]
+        return K.verdict_text(pd.concat(rows)) if rows else ""
+
+    return S.scorecard_table(targets(), groups_of, claims, root, gate)
 
 
 def overview(paper: str, card=None, claims=None) -> tuple[str, str]:
@@ -247,6 +279,30 @@ def overview(paper: str, card=None, claims=None) -> tuple[str, str]:
     card = scorecard(claims=claims) if card is None else card
     columns = [c for c in S.COLUMNS if c != "paper"]
     return S.paper_summary(card, claims, paper), S.to_html(S.paper_card(card, paper), columns=columns, drop_empty=True)
+
+
+def not_run_reason(claim, card=None) -> str:
+    """Why ``claim`` (an id or a :class:`~.report.ledger.Claim`) has no committed record: its row group's data or
+    model is not offline (its scorecard row says so, or its test's evidence), else its first experiment's paper
+    protocol needs a GPU (:data:`.report.scorecard.GPU_DAYS`), else "" (not run yet)."""
+    claim = next(c for c in CLAIMS if c.id == claim) if isinstance(claim, str) else claim
+    card = scorecard() if card is None else card
+    row = card[(card["paper"] == claim.paper) & (card["item"] == claim.item) & (card["group"] == claim.group)]
+    verdict, evidence = L.evaluate(claim)
+    if (row["status"] == S.OFFLINE).any() or "not offline" in evidence:
+        return S.NOT_OFFLINE
+    if any(s.gpu for s in claim.reads[0].scales.values()):
+        return S.GPU_DAYS
+    return S.NOT_YET
+
+
+def answer(paper: str, claims=None, card=None) -> dict:
+    """The answer a page opens with for ``paper`` (:func:`.report.scorecard.answer_lines`): ``protocol``,
+    ``stand_in`` and ``untestable``, computed from the gated ledger (``claims``) and the scorecard (``card``)."""
+    claims = ledger() if claims is None else claims
+    card = scorecard(claims=claims) if card is None else card
+    ids = claims.loc[(claims["paper"] == paper) & (claims["verdict"] == L.NOT_RUN), "id"]
+    return S.answer_lines(claims, paper, {i: not_run_reason(i, card) for i in ids})
 
 
 def committed_runs(root=None) -> dict:
@@ -308,9 +364,11 @@ def headline(notebook: str, root=None) -> dict:
     names = tuple(f"{e.name}/" for e in mine)
     table = ledger(root)
     rows = table[table["records"].map(lambda text: any(n in text for n in names))]
-    return {
-        "evidence": evidence or "no committed records yet",
-        "verdicts": L.verdicts_sentence(rows, "these experiments")
-        if len(rows)
-        else "the ledger tests no claim on them",
-    }
+    verdicts = L.verdicts_sentence(rows, "these experiments") if len(rows) else "the ledger tests no claim on them"
+    gated = list(rows.loc[rows["verdict"] == K.CANNOT_DECIDE, "id"])
+    why = f"their stand-in does not pass its positive controls ({', '.join(gated)})"
+    if gated and len(gated) == len(rows) and not all(i in verdicts for i in gated):
+        verdicts = f"Of the paper's {len(rows)} claims about these experiments, none can be decided here: {why}."
+    elif gated and not all(i in verdicts for i in gated):  # said apart where the ledger's sentence leaves them out
+        verdicts += f" {len(gated)} more cannot be decided: {why}."
+    return {"evidence": evidence or "no committed records yet", "verdicts": verdicts}

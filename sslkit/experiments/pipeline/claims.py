@@ -51,7 +51,7 @@ def not_less_accurate(records, arm: str):
 
 
 def _claim(id_, quote, test, fn) -> Claim:
-    return Claim(id_, PAPER, ITEM, "", "this chapter (issue 24)", quote, test, (PIPELINE,), fn)
+    return Claim(id_, PAPER, ITEM, "", "this chapter", quote, test, (PIPELINE,), fn)
 
 
 CLAIMS = (

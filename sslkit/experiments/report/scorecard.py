@@ -41,6 +41,7 @@ import pandas as pd
 
 from ..notebooks import registry, repo_root
 from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, STAND_IN
+from .controls import CANNOT_DECIDE
 from .ledger import VERDICTS, read_records, results_root
 from .stats import compare_summaries
 
@@ -82,9 +83,10 @@ class Target:
 class Group:
     """One row group of an item: the records of experiment ``reads`` at ``scales`` it reads (filtered by
     ``match``: config key -> allowed values), the datasets it is about (``data``; default: ``match["dataset"]``),
-    a fixed ``status`` where records cannot decide it (theorems, data that cannot be fetched), and ``cells``:
+    a fixed ``status`` where records cannot decide it (theorems, data that cannot be fetched), ``cells``:
     records -> ``[(row, column, our per-seed values or None, (paper mean, paper std))]``, one per cell the
-    paper prints for the group."""
+    paper prints for the group, and ``also``: other experiments whose records (at the same scales, the same
+    ``match``) its claims read beside those of ``reads`` -- their seeds count in the status."""
 
     group: str = ""
     reads: object = None
@@ -94,6 +96,7 @@ class Group:
     status: str = ""
     cells: Callable | None = None
     note: str = ""
+    also: tuple = ()
 
     @property
     def datasets(self) -> tuple:
@@ -104,12 +107,14 @@ def _matches(config: Mapping, match: Mapping) -> bool:
     return all(config.get(k) in v for k, v in match.items())
 
 
-def matching(group: Group, root=None) -> dict:
-    """``{scale: records}`` of the group's committed scales, only the records whose config matches."""
-    if group.reads is None:
+def matching(group: Group, root=None, experiment=None) -> dict:
+    """``{scale: records}`` of the group's committed scales, only the records whose config matches (of
+    ``experiment``, one of the group's ``also``, in place of ``reads`` where given)."""
+    e = group.reads if experiment is None else experiment
+    if e is None:
         return {}
     out = {}
-    for scale, path in group.reads.committed(results_root(root)).items():
+    for scale, path in e.committed(results_root(root)).items():
         if scale in group.scales:
             recs = [r for r in read_records(path) if _matches(r["config"], group.match)]
             if recs:
@@ -133,7 +138,9 @@ def data_note(used, datasets) -> str:
     other = [u for u in used if datasets and u.split("/")[0] not in datasets]
     copies = [u for u in used if "/" in u and u not in other]
     parts = []
-    if other:
+    if other and len(other) < len(used):  # the group's data and another's: say both, never "not <the group's>"
+        parts.append("also on " + ", ".join(data_name(u) for u in other))
+    elif other:
         parts.append(
             "on " + ", ".join(data_name(u) for u in other) + (", not " + ", ".join(data_name(d) for d in datasets))
         )
@@ -167,19 +174,19 @@ def status(target: Target, group: Group, root=None) -> tuple[str, dict, dict]:
     if group.status:
         return group.status, {}, {}
     found = matching(group, root)
-    e = group.reads
     by_kind: dict = {}
-    for scale, recs in found.items():
-        for r in recs:
-            by_kind.setdefault(e.scales[scale].kind_of(r["config"]), []).append((scale, r))
+    for e in (group.reads, *group.also):
+        for scale, recs in (found if e is group.reads else matching(group, root, e)).items():
+            for r in recs:
+                by_kind.setdefault(e.scales[scale].kind_of(r["config"]), []).append((e, scale, r))
     counts = {}
-    paper = [r for _, r in by_kind.get(PAPER_PROTOCOL, [])]
+    paper = [r for e, _, r in by_kind.get(PAPER_PROTOCOL, []) if e is group.reads]
     if group.cells and paper:
         counts = cell_counts(group.cells(paper), PAPER_SEEDS.get(target.paper, 30))
     for kind in (PAPER_PROTOCOL, STAND_IN, DIAGNOSTIC):  # the strongest evidence the group has
         if kind in by_kind:
-            recs = [r for _, r in by_kind[kind]]
-            used = [e.scales[s].data_of(r["config"]) for s, r in by_kind[kind]]
+            recs = [r for _, _, r in by_kind[kind]]
+            used = [e.scales[s].data_of(r["config"]) for e, s, r in by_kind[kind]]
             rows = counts.get("rows", "")
             partial = kind == PAPER_PROTOCOL and rows and rows.split(" of ")[0] != rows.split(" of ")[1]
             text = f"{kind} ({_seeds(recs)}{data_note(used, group.datasets)})" + (f", {rows} rows" if partial else "")
@@ -214,10 +221,12 @@ def gpu_note(group: Group) -> str:
     return f"a GPU job, not run yet: {runs} (or its notebook in Colab with a GPU)"
 
 
-def scorecard_table(targets, groups_of, claims, root=None) -> pd.DataFrame:
+def scorecard_table(targets, groups_of, claims, root=None, gate=None) -> pd.DataFrame:
     """One row per row group of every target: paper, item, group, what, status, the paper's rows we ran, the cell
-    counts, the claims that hold / do not hold (``claims``: a ledger), the notebook and a note (the group's; for an
-    item of one group, the item's when the group has none). ``groups_of(target)`` gives a target's groups."""
+    counts, the claims that hold / do not hold / cannot decide (``claims``: a ledger), the notebook and a note (the
+    group's; for an item of one group, the item's when the group has none). ``groups_of(target)`` gives a
+    target's groups; ``gate(group)``, where given, what the group's stand-in records may decide (e.g. "cannot
+    decide (...)": :func:`.controls.verdict_text`), added to a CPU stand-in's status."""
     results_root(root)  # a typo is an error, not a page of "not run"
     rows = []
     for t in targets:
@@ -225,6 +234,8 @@ def scorecard_table(targets, groups_of, claims, root=None) -> pd.DataFrame:
         groups = groups_of(t)
         for g in groups:
             st, _, counts = status(t, g, root)
+            said = gate(g) if gate is not None and st.startswith(STAND_IN) else ""
+            st = f"{st} — {said}" if said else st
             mine = claims[(claims["paper"] == t.paper) & (claims["item"] == t.item) & (claims["group"] == g.group)]
             rows.append(
                 {
@@ -239,6 +250,7 @@ def scorecard_table(targets, groups_of, claims, root=None) -> pd.DataFrame:
                     "differ": counts.get("differ", ""),
                     "claims hold": int((mine["verdict"] == "holds").sum()),
                     "claims fail": int((mine["verdict"] == "does not hold").sum()),
+                    "claims cannot decide": int((mine["verdict"] == CANNOT_DECIDE).sum()),
                     "notebook": spec.path if spec else "",
                     "note": "; ".join(
                         n
@@ -266,8 +278,8 @@ def count_table(card: pd.DataFrame) -> pd.DataFrame:
     return counts.rename_axis("paper")
 
 
-#: the columns of :func:`to_html`, in order
-COLUMNS = ("paper", "item", "status", "rows run", "cells", "≤ 2σ", "≠ (p < 0.05)", "claims ✓ / ✗", "note")
+#: the columns of :func:`to_html`, in order ("claims ✓ / ✗ / ?": hold / do not hold / cannot decide)
+COLUMNS = ("paper", "item", "status", "rows run", "cells", "≤ 2σ", "≠ (p < 0.05)", "claims ✓ / ✗ / ?", "note")
 
 
 def to_html(card: pd.DataFrame, columns=COLUMNS, drop_empty: bool = False) -> str:
@@ -291,7 +303,10 @@ def to_html(card: pd.DataFrame, columns=COLUMNS, drop_empty: bool = False) -> st
             "cells": card["cells"],
             "≤ 2σ": card["within 2σ"],
             "≠ (p < 0.05)": card["differ"],
-            "claims ✓ / ✗": [f"{a} / {b}" if a or b else "" for a, b in zip(card["claims hold"], card["claims fail"])],
+            "claims ✓ / ✗ / ?": [
+                f"{a} / {b} / {c}" if a or b or c else ""
+                for a, b, c in zip(card["claims hold"], card["claims fail"], card["claims cannot decide"])
+            ],
             "note": card["note"].map(html.escape),
         }
     )[list(columns)]
@@ -338,3 +353,52 @@ def paper_summary(card: pd.DataFrame, claims: pd.DataFrame, paper: str) -> str:
     n_groups, n_claims = sum(groups.values()), sum(verdicts.values())
     text = f"{n_groups} row group{'s' if n_groups != 1 else ''} ({listed(groups, shown)})"
     return text + f" and {n_claims} claim{'s' if n_claims != 1 else ''} ({listed(verdicts, named)})"
+
+
+#: why a claim cannot be tested here (:func:`answer_lines`)
+CANNOT_DECIDE_WHY = "cannot decide (their stand-in does not pass its positive controls)"
+GPU_DAYS, NOT_OFFLINE, NOT_YET = "need GPU-days (the paper's protocol)", "need data or a model that is not offline", ""
+
+
+def _verdict_counts(rows: pd.DataFrame) -> str:
+    verdicts = rows["verdict"].value_counts()
+    if not len(rows):
+        return "no claim is tested there"
+    parts = [
+        f"{int(verdicts.get(v, 0))} {word[int(verdicts.get(v, 0)) != 1]}"
+        for v, word in (("holds", ("holds", "hold")), ("does not hold", ("does not hold", "do not hold")))
+    ]
+    n = int(verdicts.get("not resolved", 0))
+    return ", ".join(parts) + f", {n} {'is' if n == 1 else 'are'} not resolved"
+
+
+def answer_lines(claims: pd.DataFrame, paper: str, reasons: Mapping) -> dict:
+    """The three-line answer for ``paper`` from a gated ledger (:func:`sslkit.experiments.catalog.ledger`):
+    ``protocol`` -- its claims that hold / do not hold / are not resolved at the paper's protocol; ``stand_in`` --
+    the same on CPU stand-ins that pass their positive controls; ``untestable`` -- the claims not testable here and
+    why (a stand-in that cannot decide; ``reasons``: claim id -> why it was not run, :data:`GPU_DAYS`,
+    :data:`NOT_OFFLINE` or "" for not run yet; evidence of a diagnostic only)."""
+    mine = claims[claims["paper"] == paper]
+    if mine.empty:
+        raise ValueError(f"the ledger has no claim of paper {paper!r}")
+    protocol = mine[mine["level"] == PAPER_PROTOCOL]
+    stand_in = mine[(mine["level"] == STAND_IN) & (mine["verdict"] != CANNOT_DECIDE)]
+    why: dict = {}
+    for _, r in mine.iterrows():
+        if r["verdict"] == CANNOT_DECIDE:
+            why.setdefault(CANNOT_DECIDE_WHY, []).append(r["id"])
+        elif r["verdict"] == "not run":
+            why.setdefault(reasons.get(r["id"], NOT_YET) or "are not run yet", []).append(r["id"])
+        elif r["level"] not in (PAPER_PROTOCOL, STAND_IN):
+            why.setdefault(f"have only {r['level'] or 'no'} evidence", []).append(r["id"])
+    n = sum(map(len, why.values()))
+    listed = "; ".join(f"{len(ids)} {reason}" for reason, ids in sorted(why.items(), key=lambda kv: -len(kv[1])))
+
+    def of(rows) -> str:
+        return _verdict_counts(rows) + (f" (of {len(rows)} claim{'s' if len(rows) != 1 else ''})" if len(rows) else "")
+
+    return {
+        "protocol": of(protocol),
+        "stand_in": of(stand_in),
+        "untestable": f"{n} of {len(mine)} claims: {listed}" if n else f"none of its {len(mine)} claims",
+    }

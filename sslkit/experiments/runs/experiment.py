@@ -64,7 +64,10 @@ class Scale:
     not the scale's name; ``extra`` facts stored with each new record; ``threads`` the torch thread count the
     committed sweep ran with (None: torch's default); ``gpu``: the runs are meant for a CUDA device; ``note``:
     what a stand-in changes from the paper's protocol; ``run``: the run function of this scale where it is not
-    the experiment's (a paper protocol on a GPU beside a CPU stand-in)."""
+    the experiment's (a paper protocol on a GPU beside a CPU stand-in); ``controls``: a stand-in's positive
+    controls, orderings from the paper's own tables it must show before it may decide a claim
+    (:class:`~sslkit.experiments.report.controls.Control`; stand-ins declared before this field have theirs in
+    :data:`~sslkit.experiments.report.controls.CONTROLS`)."""
 
     kind: str
     grid: Callable[..., list]
@@ -78,10 +81,13 @@ class Scale:
     gpu: bool = False
     note: str = ""
     run: Callable | None = None
+    controls: tuple = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.controls and self.kind != STAND_IN:
+            raise ValueError(f"only a {STAND_IN} scale has positive controls; this one is {self.kind!r}")
 
     def data_of(self, config: Mapping) -> str:
         """The dataset ``config`` uses at this scale (see the class docstring)."""

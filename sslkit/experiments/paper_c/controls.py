@@ -1,0 +1,96 @@
+"""Paper C's positive controls: the orderings of its own tables that each CPU stand-in of its experiments must show
+before it may decide a claim (:mod:`sslkit.experiments.report.controls` says the rule and the gate). Chosen from
+Tables 5-7 and 12 (numbers read from :mod:`sslkit.experiments.paper_numbers`): Full above a 10 % random coreset,
+OOD data hurting VAT and DS3L repairing it -- never Retrieve's own claims."""
+
+from __future__ import annotations
+
+from ..report.controls import Control, key, printed, shared
+from .experiments import BAYESIAN, EXTENDED, LASTLAYER, MEMORY, ROBUST, TRADEOFF, VARIANTS
+
+
+def _c5(algorithm, method, fraction) -> float:
+    return printed("c_tables5_10", algorithm=algorithm, dataset="cifar10", method=method, fraction=fraction)
+
+
+_NAMES = {"vat": "VAT", "mean_teacher": "Mean Teacher", "fixmatch": "FixMatch"}
+#: paper C's traditional SSL (Tables 5-7, CIFAR-10): Full above a 10 % random coreset for each algorithm, and a 30 %
+#: random coreset above a 10 % one (VAT)
+_C_TRADEOFF = tuple(
+    Control(
+        f"C-ctl-full-{a}",
+        f"{_NAMES[a]}: Full above a 10 % random coreset",
+        f"Table {5 + i} (CIFAR-10)",
+        {"algorithm": a, "method": "full", "fraction": 1.0},
+        {"algorithm": a, "method": "random", "fraction": 0.1},
+        (_c5(a, "full", 0.1), _c5(a, "random", 0.1)),
+        scope={"protocol": "cpu", "normalize_weights": None},
+    )
+    for i, a in enumerate(("vat", "mean_teacher", "fixmatch"))
+) + (
+    Control(
+        "C-ctl-random-30",
+        "VAT: a 30 % random coreset above a 10 % one",
+        "Table 5 (CIFAR-10)",
+        {"algorithm": "vat", "method": "random", "fraction": 0.3},
+        {"algorithm": "vat", "method": "random", "fraction": 0.1},
+        (_c5("vat", "random", 0.3), _c5("vat", "random", 0.1)),
+        scope={"protocol": "cpu", "normalize_weights": None},
+    ),
+)
+
+
+def _c12(scenario, dataset, method, ratio) -> float:
+    return printed("c_table12", scenario=scenario, dataset=dataset, method=method, ratio=ratio)
+
+
+#: a full-set method's run of the robust grid's main schedule (no coreset budget, no schedule-study epochs)
+_FULL_SET = {"fraction": None, "epochs": None}
+
+
+def robust_control(label: str, tag: str, text: str, hi: tuple, lo: tuple, scenario: str = "ood") -> Control:
+    """A control of the robust grid's stand-in ``label`` (its ``protocol``): the full-set method ``hi = (method,
+    ratio)`` above ``lo``, as Table 12 prints them (MNIST for OOD; CIFAR-10 for imbalance, the only dataset it has
+    imbalance on). A new robust stand-in (another protocol) declares its controls with it."""
+    dataset = "mnist" if scenario == "ood" else "cifar10"
+    paper = tuple(_c12(scenario, dataset, *arm) for arm in (hi, lo))
+    ratio = f"{hi[1]:g}" if hi[1] == lo[1] else f"{hi[1]:g} / {lo[1]:g}"
+    where = f"Table 12 ({'MNIST OOD' if scenario == 'ood' else 'CIFAR-10 imbalance'}, ratio {ratio})"
+    arms = tuple({"method": m, "ratio": r, **_FULL_SET} for m, r in (hi, lo))
+    return Control(f"C-ctl-{label}-{tag}", text, where, *arms, paper, scope={"protocol": label}, stand_in=label)
+
+
+def robust_ood(label: str) -> tuple:
+    """Paper C's robust SSL on MNIST OOD (Table 12): OOD data hurts VAT (below Supervised at 75 %, below itself at
+    25 %), and DS3L repairs it."""
+    return (
+        robust_control(label, "sup-vat-75", "Supervised above VAT at 75 % OOD", ("supervised", 0.75), ("vat", 0.75)),
+        robust_control(label, "ds3l-vat-75", "DS3L above VAT at 75 % OOD", ("ds3l", 0.75), ("vat", 0.75)),
+        robust_control(label, "ds3l-vat-50", "DS3L above VAT at 50 % OOD", ("ds3l", 0.5), ("vat", 0.5)),
+        robust_control(label, "vat-25-75", "VAT at 25 % OOD above VAT at 75 %", ("vat", 0.25), ("vat", 0.75)),
+    )
+
+
+def robust_imbalance(label: str) -> tuple:
+    """Paper C's robust SSL under class imbalance (Table 12, CIFAR-10): the strongest imbalance puts VAT below
+    Supervised, DS3L repairs it, and VAT gains as the imbalance eases."""
+    text = ("Supervised above VAT", "DS3L above VAT", "VAT at imbalance ratio 0.5 above ratio 0.1")
+    return (
+        robust_control(
+            label, "sup-vat-10", f"{text[0]} at imbalance ratio 0.1", ("supervised", 0.1), ("vat", 0.1), "imbalance"
+        ),
+        robust_control(
+            label, "ds3l-vat-10", f"{text[1]} at imbalance ratio 0.1", ("ds3l", 0.1), ("vat", 0.1), "imbalance"
+        ),
+        robust_control(label, "vat-50-10", text[2], ("vat", 0.5), ("vat", 0.1), "imbalance"),
+    )
+
+
+#: the controls of paper C's stand-ins, by ``"<experiment>/<scale>"`` (:func:`~..report.controls.key`)
+CONTROLS: dict = {
+    key(TRADEOFF, "cpu"): _C_TRADEOFF,
+    # the stand-ins that run the trade-off grid's MNIST model and schedule share its controls
+    **{key(e, "cpu"): shared(_C_TRADEOFF, TRADEOFF, "cpu") for e in (VARIANTS, EXTENDED, BAYESIAN, MEMORY, LASTLAYER)},
+    # the robust grid's scale holds three stand-ins, one per protocol
+    key(ROBUST, "cpu"): robust_ood("cpu") + robust_ood("cpu_long") + robust_imbalance("cpu_imbalance"),
+}
