@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
@@ -34,6 +35,19 @@ from .schedules import EarlyStopping, cosine_lr_factor
 #: the keys of a history row the trainer writes itself (Trainer.log refuses them)
 _OWN_KEYS = ("epoch", "iterations", "loss", "val_acc", "lr", "seconds")
 _SCHEDULES = (None, "cosine")
+
+
+def _builds_without_arguments(fn) -> bool:
+    """``fn`` can be called with no arguments (a model factory such as ``lambda: MLP(30, 2)``)."""
+    if not callable(fn):
+        return False
+    try:
+        inspect.signature(fn).bind()
+    except TypeError:
+        return False
+    except ValueError:  # no signature to inspect (some builtins): let the call decide
+        return True
+    return True
 
 
 class Trainer:
@@ -102,9 +116,9 @@ class Trainer:
         total_steps=None,
         ema_warmup=False,
     ):
-        if not isinstance(model, nn.Module) and not callable(model):
+        if not isinstance(model, nn.Module) and not _builds_without_arguments(model):
             raise TypeError(
-                f"model must be a torch.nn.Module or a function that builds one, got {type(model).__name__}"
+                f"model must be a torch.nn.Module or a function of no arguments that builds one, got {model!r}"
             )
         if not isinstance(algorithm, SSLAlgorithm):
             raise TypeError(f"algorithm must be an sslkit.algorithms.SSLAlgorithm, got {type(algorithm).__name__}")
