@@ -8,8 +8,11 @@
 User errors (unknown notebook or experiment, a scale it does not have, unknown parameter or one whose value
 does not have the type of its default in the notebook's parameters cell, a bad executor, unknown Jupyter kernel,
 notebook not shipped, a file or folder that cannot be read or written, a results file another process is
-writing) print one line to stderr and exit with status 2; a notebook that fails while executing exits with
-status 1 and names the executed notebook.
+writing, a device this machine lacks, a grid option the experiment does not take, more than :data:`MAX_SEEDS` seeds)
+print one line to stderr and exit with status 2; a missing optional dependency also names the extra that installs it
+(``pip install 'sslkit[book]'`` for ``reproduce``). A notebook that fails while executing exits with status 1 and
+names the executed notebook. At quick scale ``sslkit run`` narrows a grid that takes ``datasets`` to those whose data
+loads here (offline: the datasets scikit-learn ships), and names the others.
 """
 
 from __future__ import annotations
