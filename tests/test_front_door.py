@@ -207,7 +207,7 @@ def cli(capsys, *argv):
         (["run", "supervised_baseline", "--seeds", "0-99999999999"], "names more than 10000 seeds"),
         (["reproduce", "a-theory", "--scale", "cpu"], "notebook 'a-theory' has no scale 'cpu'; its scales: quick"),
         (["reproduce", "supervised-baseline", "--scale", "cpu"], "has no scale 'cpu'; its scales: quick, paper"),
-        (["run", "c_tradeoff", "--executor", "{'name': 'ray', 'num_gpus': 'one'}"], "'num_gpus' must be a non-neg"),
+        (["run", "a_table1", "--executor", "{'name': 'ray', 'num_gpus': 'one'}"], "'num_gpus' must be a non-neg"),
     ],
 )
 def test_cli_bad_input_is_one_line(capsys, argv, message):

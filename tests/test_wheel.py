@@ -81,7 +81,7 @@ def test_the_installed_command_works(installed):
     sslkit = str(python.parent / "sslkit")
     assert "usage: sslkit" in run([sslkit, "--help"], env, tmp)
     listed = run([sslkit, "list"], env, tmp)
-    assert "supervised_baseline" in listed and "c_tradeoff" in listed  # the experiments ship with the wheel
+    assert "supervised_baseline" in listed and "all_three" in listed  # the experiments ship with the wheel
     done = subprocess.run([sslkit, "reproduce", "a-theory"], cwd=tmp, env=env, capture_output=True, text=True)
     assert done.returncode == 2 and "clone the repository" in done.stderr  # the notebooks are not in the wheel
 
