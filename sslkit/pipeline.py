@@ -173,7 +173,11 @@ class SSLPipeline:
             sel = RandomSelector(self.n_labels, seed=self.seed)
         else:
             sel = self.selector
-        idx = np.asarray(sel.fit(F).indices_, dtype=np.int64)
+        idx = sel.fit(F).indices_
+        idx = idx.detach().cpu().numpy() if isinstance(idx, torch.Tensor) else np.asarray(idx)
+        if idx.dtype.kind not in "iu":  # 30.5 would silently become row 30
+            raise TypeError(f"the selector returned indices of dtype {idx.dtype}: row indices must be integers")
+        idx = idx.astype(np.int64)
         if idx.shape != (self.n_labels,) or np.unique(idx).size != idx.size or idx.min() < 0 or idx.max() >= len(F):
             raise ValueError(f"the selector returned {idx.size} indices, not {self.n_labels} distinct rows of the pool")
         return idx

@@ -483,4 +483,4 @@ def test_slurm_without_sbatch_is_an_error_unless_a_local_cluster_is_asked_for(tm
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(FileNotFoundError, match="sbatch is not on PATH.*'cluster': 'local'"):
         run_grid(fn, GRID, tmp_path / "s.jsonl", seeds=SEEDS, progress=False, executor={"name": "slurm"})
-    assert not load_results(tmp_path / "s.jsonl")  # it did not run locally instead
+    assert not (tmp_path / "s.jsonl").exists()  # it did not run locally instead (and left no empty file)

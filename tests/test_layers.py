@@ -73,8 +73,8 @@ def edges() -> set:
 
 
 def test_every_component_has_a_layer():
-    found = {p.stem if p.is_file() else p.name for p in (ROOT / "sslkit").iterdir() if p.name != "__pycache__"}
-    found = {name for name in found if name not in ("__init__", "py.typed")}
+    found = {p.stem if p.is_file() else p.name for p in (ROOT / "sslkit").iterdir() if p.suffix != ".typed"}
+    found = {name for name in found if name not in ("__init__", "__pycache__")}  # py.typed: PEP 561's marker
     assert found == set(LAYERS), f"components without a layer: {sorted(found - set(LAYERS))}"
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import torch
 
+from sslkit._checks import check_count
 from sslkit.active.scoring import as_inputs, check_budget, check_model, penultimate_features
 from sslkit.device import resolve_device
 
@@ -79,7 +80,7 @@ class CoreSet:
 
     def __init__(self, m, *, batch_size: int = 1024, device="auto"):
         self.m = m
-        self.batch_size = batch_size
+        self.batch_size = check_count(batch_size, "batch_size", allow_zero=False)
         self.device = device
 
     def _embed(self, X, name, model):

@@ -20,6 +20,7 @@ and ``1(l_i, l_j) = -1`` on a tie.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import torch
@@ -164,8 +165,8 @@ class LearnLossTraining(SSLAlgorithm):
         std=None,
     ):
         for n, v in (("weight", weight), ("margin", margin)):
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or v < 0:
-                raise ValueError(f"{n} must be a number >= 0, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 <= v < math.inf:
+                raise ValueError(f"{n} must be a finite number >= 0, got {v!r}")
         if (
             isinstance(stop_gradient_at, bool)
             or not isinstance(stop_gradient_at, numbers.Real)
@@ -215,7 +216,8 @@ class LearnLoss:
     """
 
     def __init__(self, m, *, subset=None, batch_size: int = 1024, seed=0):
-        self.m, self.subset, self.batch_size, self.seed = m, subset, batch_size, seed
+        self.m, self.subset, self.seed = m, subset, seed
+        self.batch_size = check_count(batch_size, "batch_size", allow_zero=False)
 
     def fit(self, model, X_unlabeled):
         if not isinstance(model, LossPredictionNet):

@@ -24,12 +24,14 @@ discrepancy of the labeled set before ranking, a constant that does not change t
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sslkit._checks import check_count
 from sslkit.active.scoring import as_inputs, check_budget, check_model, evaluating, top_m
 from sslkit.algorithms.base import LossOutput, SSLAlgorithm
 from sslkit.algorithms.views import Views
@@ -88,8 +90,8 @@ class MCDALTraining(SSLAlgorithm):
     uses_unlabeled = True
 
     def __init__(self, *, weight: float = 1.0, augment=None, mean=None, std=None):
-        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or weight < 0:
-            raise ValueError(f"weight must be a number >= 0, got {weight!r}")
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not 0 <= weight < math.inf:
+            raise ValueError(f"weight must be a finite number >= 0, got {weight!r}")
         self.weight = float(weight)
         self.views = None if augment is None else Views(augment, mean=mean, std=std)
 
@@ -125,7 +127,7 @@ class MCDAL:
     first) and ``scores_``."""
 
     def __init__(self, m, *, batch_size: int = 1024):
-        self.m, self.batch_size = m, batch_size
+        self.m, self.batch_size = m, check_count(batch_size, "batch_size", allow_zero=False)
 
     def fit(self, model, X_unlabeled):
         if not isinstance(model, MCDALNet):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
@@ -36,13 +37,30 @@ _OWN_KEYS = ("epoch", "iterations", "loss", "val_acc", "lr", "seconds")
 _SCHEDULES = (None, "cosine")
 
 
+def _builds_without_arguments(fn) -> bool:
+    """``fn`` can be called with no arguments (a model factory such as ``lambda: MLP(30, 2)``)."""
+    if not callable(fn):
+        return False
+    try:
+        inspect.signature(fn).bind()
+    except TypeError:
+        return False
+    except ValueError:  # no signature to inspect (some builtins): let the call decide
+        return True
+    return True
+
+
 class Trainer:
     """Train ``model`` with ``algorithm``; scikit-learn-like ``fit`` / ``predict`` / ``score``.
 
     Parameters
     ----------
-    model : nn.Module
-        Returns ``(logits, features)`` (a bare logits tensor is accepted). Trained in place.
+    model : nn.Module, or a function of no arguments that builds one (``lambda: MLP(30, 2)``)
+        Returns ``(logits, features)`` (a bare logits tensor is accepted). A module is trained in place from the
+        weights it has, so its initialisation is the caller's (seed it, ``seed_everything(seed)``, before building
+        it). A function is called at the start of every ``fit`` right after ``seed_everything(seed)``: ``seed``
+        then covers the initial weights too (two fresh processes give bit-identical models on CPU), every ``fit``
+        starts from the same fresh model, and ``trainer.model`` is the model built (None before the first ``fit``).
     algorithm : SSLAlgorithm
         Computes the loss of a step, e.g. :class:`sslkit.algorithms.Supervised`.
     device : "auto", "cpu", "cuda", "cuda:N", "mps" or torch.device
@@ -98,11 +116,15 @@ class Trainer:
         total_steps=None,
         ema_warmup=False,
     ):
-        if not isinstance(model, nn.Module):
-            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        if not isinstance(model, nn.Module) and not _builds_without_arguments(model):
+            raise TypeError(
+                f"model must be a torch.nn.Module or a function of no arguments that builds one, got {model!r}"
+            )
         if not isinstance(algorithm, SSLAlgorithm):
             raise TypeError(f"algorithm must be an sslkit.algorithms.SSLAlgorithm, got {type(algorithm).__name__}")
-        self.model, self.algorithm = model, algorithm
+        self.model_factory = None if isinstance(model, nn.Module) else model
+        self.model = model if isinstance(model, nn.Module) else None
+        self.algorithm = algorithm
         self._set_optimisation(optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps)
         self._set_epochs(epochs, iterations_per_epoch, batch_size, unlabeled_batch_size)
         self._set_ema(ema_decay, ema_warmup)
@@ -165,8 +187,9 @@ class Trainer:
     def fit(self, X_l, y_l, X_u=None, X_val=None, y_val=None):
         """Train on labeled ``(X_l, y_l)`` (+ unlabeled ``X_u`` if the algorithm uses it); return self.
 
-        The model is trained in place, starting from its current weights; a second ``fit`` continues
-        from them with a fresh optimiser, EMA copy, sampler, history and counters.
+        A model given as a module is trained in place, starting from its current weights; a second ``fit``
+        continues from them with a fresh optimiser, EMA copy, sampler, history and counters. A model given as a
+        function is built afresh under ``seed`` by every ``fit`` (the class docstring).
 
         ``X_u`` is ignored (not moved to the device) when ``algorithm.uses_unlabeled`` is False.
         ``X_val, y_val`` give the per-epoch validation accuracy used for early stopping.
@@ -175,6 +198,9 @@ class Trainer:
         device = resolve_device(self.device)
         self.device_ = device
         seed_everything(self.seed)
+        if self.model_factory is not None:  # built under the seed, then the same draws as for a given module
+            self.model = self._build_model()
+            seed_everything(self.seed)
         seed_l, seed_u = derive_seeds(self.seed, 2)
         self._prepare_data(X_l, y_l, X_u, X_val, y_val, device)
         self._prepare_training(device, seed_l, seed_u)
@@ -206,6 +232,12 @@ class Trainer:
         return self
 
     # ------------------------------------------------------------------------------ fit: the phases
+    def _build_model(self) -> nn.Module:
+        model = self.model_factory()
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"the model function must return a torch.nn.Module, got {type(model).__name__}")
+        return model
+
     def _prepare_data(self, X_l, y_l, X_u, X_val, y_val, device) -> None:
         """Validate the arrays at the boundary, move them to the device once, fix ``num_classes_``."""
         algo = self.algorithm
@@ -488,7 +520,8 @@ class Trainer:
         return tqdm(total=self.epochs, desc=self.algorithm.name, unit="epoch")
 
     def __repr__(self) -> str:
+        model = self.model if self.model is not None else self.model_factory
         return (
-            f"Trainer(model={type(self.model).__name__}, algorithm={self.algorithm!r}, "
+            f"Trainer(model={type(model).__name__}, algorithm={self.algorithm!r}, "
             f"optimizer={self.optimizer!r}, lr={self.lr}, epochs={self.epochs}, seed={self.seed})"
         )

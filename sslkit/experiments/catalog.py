@@ -23,7 +23,10 @@ the committed keys.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import tempfile
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -50,6 +53,7 @@ from .report import ledger as L
 from .report import scorecard as S
 from .runs.experiment import KINDS, STAND_IN, Experiment
 from .runs.hardware import hardware_summary
+from .runs.published import committed_results_dir
 from .runs.runner import run_grid
 
 EXPERIMENTS: tuple = (
@@ -198,7 +202,7 @@ def _parameters(fn) -> tuple:
 
 def records(name, scale: str, root=None) -> list:
     """The committed records of ``name`` at ``scale`` (``[]`` when none; ``root``: a results folder)."""
-    return get(name).records(scale, L.results_root(root))
+    return get(name).records(scale, L.results_root(_records_root(root)))
 
 
 def reading_of(name, scale: str, config) -> str:
@@ -210,18 +214,42 @@ def reading_of(name, scale: str, config) -> str:
 # --------------------------------------------------------------------------------------------- the pages
 
 
+def _records_root(root):
+    """``root``, or where there are no committed records at all (``root`` None, and ``notebooks/results`` neither in
+    this checkout nor fetched: offline, a failed fetch in Colab) an empty folder, with a ``UserWarning`` that the
+    pages show as their note (once per process): they then read "no committed records" instead of stopping."""
+    if root is not None or committed_results_dir().is_dir():
+        return root
+    if _empty_folder.cache_info().currsize:  # warned once already
+        return _empty_folder()
+    warnings.warn(
+        "no committed records here (notebooks/results is not in this checkout and could not be fetched): the "
+        "tables and verdicts below show no evidence; clone the repository to see them",
+        UserWarning,
+        stacklevel=3,
+    )
+    return _empty_folder()
+
+
+@functools.cache
+def _empty_folder() -> Path:
+    return Path(tempfile.mkdtemp(prefix="sslkit-no-records-"))
+
+
 def ledger(root=None, paper=None, item=None) -> pd.DataFrame:
     """Every claim of the three papers tested on the committed records (:func:`.report.ledger.ledger_table`), then
     the stand-ins' gate (:func:`.report.controls.gate`): a claim decided by a CPU stand-in that does not pass its
     positive controls reads "cannot decide", its test's verdict kept in ``stand_in_verdict``; ``root``: a results
-    folder in place of ``notebooks/results`` (it must exist)."""
+    folder in place of ``notebooks/results`` (it must exist). Without any committed records (offline Colab) every
+    claim is untested, with a warning (:func:`_records_root`)."""
+    root = _records_root(root)
     return K.gate(L.ledger_table(CLAIMS, root, paper, item), CLAIMS, stand_ins(root), L.results_root(root))
 
 
 def controls(root=None) -> pd.DataFrame:
     """Every stand-in's positive controls evaluated on the committed records
     (:func:`.report.controls.controls_table`)."""
-    return K.controls_table(EXPERIMENTS, CONTROLS, L.results_root(root))
+    return K.controls_table(EXPERIMENTS, CONTROLS, L.results_root(_records_root(root)))
 
 
 def stand_ins(root=None) -> pd.DataFrame:
@@ -256,6 +284,7 @@ def scorecard(root=None, claims=None) -> pd.DataFrame:
     """One row per row group of every item, its status computed from the records (:mod:`.report.scorecard`);
     ``root``: a results folder (it must exist), read for the statuses and, unless a ledger ``claims`` is given,
     for the claims too."""
+    root = _records_root(root)
     claims = ledger(root) if claims is None else claims
     states = stand_ins(root)
 
@@ -309,7 +338,7 @@ def committed_runs(root=None) -> dict:
     """``{(paper, kind): runs}`` over every committed results file (``root``: a results folder): the paper of
     its experiment and the kind of each record (its scale's, or its reading's: paper protocol, CPU stand-in or
     diagnostic); every (paper, kind) pair is present, 0 when no file has such runs."""
-    root = L.results_root(root)
+    root = L.results_root(_records_root(root))
     runs: dict = {(e.paper, kind): 0 for e in EXPERIMENTS for kind in KINDS}
     for e in EXPERIMENTS:
         for scale, path in e.committed(root).items():
@@ -346,8 +375,9 @@ def seeds_per_configuration(records) -> str:
 def headline(notebook: str, root=None) -> dict:
     """What a page's headline box says about its own evidence: ``evidence`` (one sentence: the committed records
     of the experiments the notebook shows -- kind, runs, seeds, hardware) and ``verdicts`` (the claims ledger's
-    verdicts on the claims those records test, :func:`.report.ledger.verdicts_sentence`)."""
-    root = L.results_root(root)
+    verdicts on the claims those records test, :func:`.report.ledger.verdicts_sentence`). Without any committed
+    records (offline Colab): "no committed records yet", with a warning (:func:`_records_root`)."""
+    root = L.results_root(_records_root(root))
     mine = [e for e in EXPERIMENTS if e.notebook == notebook]
     if not mine:
         raise ValueError(f"no experiment of the catalog is shown by notebook {notebook!r}")

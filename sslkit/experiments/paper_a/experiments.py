@@ -253,6 +253,9 @@ ABLATION_QUICK_COV_SIZES = (1, 5)
 def ablation_configs(scale: str, tables=None, datasets=None) -> list[dict]:
     """Tables 4-10 (``tables``: a subset); quick: :data:`ABLATION_QUICK_ROWS`, where Table 5's Dry Bean row
     becomes digits when ``datasets`` (those that load here) lacks Dry Bean."""
+    unknown = [t for t in tables or () if t not in range(4, 11)]
+    if unknown:
+        raise ValueError(f"tables must be among the ablation tables 4-10, got {unknown}")
     grid = []
     for table in tables or range(4, 11):
         if scale != "quick":

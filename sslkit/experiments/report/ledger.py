@@ -308,7 +308,11 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
         if (paper is not None and c.paper != paper) or (item is not None and c.item != item):
             continue
         records, sources, level = claim_records(c, root)
-        verdict, evidence = c.fn(records) if records else evaluate(c, root)
+        try:
+            verdict, evidence = c.fn(records) if records else evaluate(c, root)
+        except (TypeError, ValueError) as exc:  # e.g. a null (NaN) metric in a record: name the files read
+            files = ", ".join(f"{root / s}.jsonl" for s in sources) or str(root)
+            raise ValueError(f"claim {c.id}: cannot test it on {files}: {type(exc).__name__}: {exc}") from exc
         if verdict == NOT_RUN:  # nothing committed is about this claim, whatever else its experiment holds
             level = ""
         rows.append(

@@ -46,6 +46,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 EXECUTORS = ("local", "ray", "slurm")
+#: Options of either engine that are counts or amounts (:func:`parse_executor` checks them before anything starts).
+NUMERIC_OPTIONS = frozenset(
+    ("num_cpus", "num_gpus", "memory", "resource_wait_s", "retries", "poll_s", "gpus_per_node", "cpus_per_task")
+    + ("timeout_min", "mem_gb", "nodes", "tasks_per_node")
+)
 
 
 class RunsFailed(RuntimeError):
@@ -82,6 +87,10 @@ def parse_executor(executor) -> tuple[str, dict]:
         raise ValueError(f"executor name must be one of {EXECUTORS}, got {name!r}")
     if name == "local" and options:
         raise ValueError(f"the local executor takes no options, got {options}")
+    for key in NUMERIC_OPTIONS.intersection(options):
+        value = options[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+            raise ValueError(f"executor option {key!r} must be a non-negative number, got {value!r}")
     return name, options
 
 
@@ -200,7 +209,10 @@ def read_parts(folder: Path) -> list[tuple[Path, dict]]:
         return []
     out = []
     for part in sorted(folder.glob("*.json")):
-        record = json.loads(part.read_text(encoding="utf-8"))
+        try:
+            record = json.loads(part.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{part}: a Slurm job's part file that is not a JSON record ({exc}); remove it") from None
         if not isinstance(record, dict) or record.get("key") != part.stem:
             raise ValueError(f"{part}: not the record of run {part.stem}")
         out.append((part, record))

@@ -97,7 +97,15 @@ class Scale:
         """The main grid (``grid(**options)``; left out when ``main`` is False), then each reading's
         configurations (``readings``: True for all, False for none, or the names of those to include, a name this
         scale lacks being skipped; a reading's grid gets the options it takes). With ``main=False`` (only readings
-        run) a name that is not a reading of this scale is a ``ValueError``."""
+        run) a name that is not a reading of this scale is a ``ValueError``, and so is an option that neither the main
+        grid nor a reading takes (naming the options they take)."""
+        params = [
+            p for g in (self.grid, *(r.grid for r in self.readings)) for p in inspect.signature(g).parameters.values()
+        ]
+        takes = {p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+        unknown = sorted(set(options) - takes)
+        if unknown and not any(p.kind == p.VAR_KEYWORD for p in params):  # a grid taking **options checks its own
+            raise ValueError(f"no option {unknown} for this grid; its options: {', '.join(sorted(takes)) or 'none'}")
         if not main and readings not in (True, False):
             unknown = sorted(set(readings) - {r.name for r in self.readings})
             if unknown:

@@ -68,24 +68,47 @@ def _numpy_simd() -> str:
     return ",".join(on) or "baseline"
 
 
-def _blas() -> str:
-    """The BLAS library numpy calls, with its version and the kernel it chose (threadpoolctl), when known."""
+def blas_libraries() -> list:
+    """Every BLAS library loaded in this process (threadpoolctl), as ``(description, file path)`` sorted by
+    description: ``[("openblas 0.3.30 SkylakeX", ".../scipy.libs/..."), ("openblas 0.3.31.188.0 SkylakeX",
+    ".../numpy.libs/...")]``. Which libraries are loaded, and threadpoolctl's order, depend on what was imported."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover
-        return "unknown"
-    for lib in threadpool_info():
-        if lib.get("user_api") == "blas":
-            return f"{lib.get('internal_api')} {lib.get('version')} {lib.get('architecture') or ''}".strip()
-    return "none"
+        return []
+    found = [
+        (f"{lib.get('internal_api')} {lib.get('version')} {lib.get('architecture') or ''}".strip(), lib["filepath"])
+        for lib in threadpool_info()
+        if lib.get("user_api") == "blas"
+    ]
+    return sorted(found)
+
+
+def _blas() -> str:
+    """The BLAS library numpy calls, with its version and the kernel it chose, when known: the one loaded from
+    numpy's own folders (its wheel's ``numpy.libs``), else the first of :func:`blas_libraries` -- never the one
+    threadpoolctl happens to list first (that depends on the import order: scipy's OpenBLAS before numpy's
+    after ``import torch, scipy``)."""
+    import numpy as np
+
+    libs = blas_libraries()
+    if not libs:
+        return "none"
+    numpy_dir = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))
+    own = [d for d, path in libs if os.path.abspath(path).startswith(os.path.join(numpy_dir, "numpy"))]
+    return (own or [d for d, _ in libs])[0]
 
 
 def platform_fingerprint() -> dict:
     """What decides bitwise equality of a CPU result (module docstring): e.g. ``{"torch_cpu_capability":
     "AVX512", "numpy_simd": "SSE41,...,AVX512_ICL", "blas": "openblas 0.3.29 SkylakeX", "blas_coretype": "",
-    "torch": "2.14.1+cu130", "numpy": "2.4.6", "threads": 1, "python": "3.11.7", "machine": "x86_64"}``.
-    ``threads`` is torch's intra-op thread count in this process."""
+    "torch": "2.14.1+cu130", "numpy": "2.4.6", "threads": 1, "python": "3.11.7", "machine": "x86_64",
+    "blas_loaded": ["openblas 0.3.30 SkylakeX", "openblas 0.3.31.188.0 SkylakeX"]}``. ``threads`` is torch's
+    intra-op thread count in this process; ``blas_loaded`` (informative) every BLAS of numpy and scipy, sorted: a
+    record whose ``blas`` is one of them was made with this process's libraries (records written before ``blas``
+    named numpy's own library hold whichever threadpoolctl listed first)."""
     import numpy as np
+    import scipy.linalg  # noqa: F401 - loads scipy's BLAS, so blas_loaded does not depend on what ran before
     import torch
 
     return {
@@ -98,6 +121,7 @@ def platform_fingerprint() -> dict:
         "threads": torch.get_num_threads(),
         "python": platform.python_version(),
         "machine": platform.machine() or sys.platform,
+        "blas_loaded": [d for d, _ in blas_libraries()],
     }
 
 

@@ -6,7 +6,8 @@ In Colab, a notebook's first cell installs sslkit with ``pip install "sslkit @ g
 (PEP 610, ``direct_url.json``: the url and the commit), so :func:`committed_results_dir` can fetch
 ``notebooks/results`` of exactly that commit -- the same source the code came from -- and the evidence sections of
 the pages are not empty. Downloads are refused under ``SSLKIT_OFFLINE=1``; without a source or a network the
-folder is simply absent and pages say "no committed records".
+folder is simply absent and pages say "no committed records" (so they do, with a warning, after a download that is
+not a whole tarball: truncated, or an HTML error page).
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import tarfile
 import urllib.request
+import warnings
+import zlib
 from importlib import metadata
 from pathlib import Path
 
@@ -47,7 +51,19 @@ def tarball_url(url: str, commit: str) -> str:
 
 
 def extract_results(archive: bytes, dest: Path) -> int:
-    """Write the ``notebooks/results/**.jsonl`` members of a repository tarball under ``dest``; their number."""
+    """Write the ``notebooks/results/**.jsonl`` members of a repository tarball under ``dest``; their number.
+    ``ValueError`` when ``archive`` is not a whole gzip tarball (a truncated download, an HTML error page)."""
+    try:
+        return _extract(archive, dest)
+    except (tarfile.TarError, EOFError, zlib.error) as exc:
+        head = archive[:15].decode("ascii", "replace")
+        raise ValueError(
+            f"the download is not a whole gzip tarball ({len(archive)} bytes starting {head!r}: truncated, or an "
+            f"HTML page?): {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _extract(archive: bytes, dest: Path) -> int:
     n = 0
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
         for member in tar.getmembers():
@@ -83,7 +99,13 @@ def committed_results_dir() -> Path:
         except (OSError, ValueError):
             return here
         tmp = dest.with_name(dest.name + ".part")
+        shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True, exist_ok=True)
-        extract_results(archive, tmp)
+        try:
+            extract_results(archive, tmp)
+        except ValueError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            warnings.warn(f"committed records not fetched from {tarball_url(url, commit)}: {exc}", stacklevel=2)
+            return here
         tmp.rename(dest)
     return dest

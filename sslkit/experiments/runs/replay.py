@@ -152,11 +152,14 @@ def record_platform(record: Mapping) -> dict:
 
 def platform_differences(record: Mapping, current: Mapping) -> dict:
     """``{field: (recorded, current)}`` of the :data:`PLATFORM_FIELDS` in which the platform that made ``record``
-    differs from ``current`` (a :func:`~sslkit.experiments.runs.hardware.platform_fingerprint`), plus ``"device"`` when
+    differs from ``current`` (a :func:`~sslkit.experiments.runs.hardware.platform_fingerprint`; a recorded ``blas`` that
+    is one of ``current``'s ``blas_loaded`` counts as equal), plus ``"device"`` when
     the record's ``hardware`` label does not name this CPU model (a GPU run, another CPU). Empty: the same
     platform, where a replay must be bit-identical."""
     made = record_platform(record)
     out = {f: (made.get(f), current.get(f)) for f in PLATFORM_FIELDS if made.get(f) != current.get(f)}
+    if "blas" in out and made.get("blas") in current.get("blas_loaded", ()):
+        del out["blas"]  # a library of this process: records made before "blas" named numpy's own may name scipy's
     label, cpu = str(record.get("hardware", "")), cpu_model()
     if not label.startswith(f"{cpu} ("):  # hardware_summary's "<CPU model> (<n> cores), torch ..."
         out["device"] = (label, cpu)

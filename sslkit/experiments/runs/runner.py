@@ -21,7 +21,10 @@ Rules kept deliberately simple:
   the others (:class:`~.executors.RunsFailed` is raised at the end).
 * Each record stores the run function and its fixed keyword arguments (``call``, :func:`~.store.describe_call`)
   when ``fn`` is a module-level function or a ``functools.partial`` of one.
-* A results path that is a directory or cannot be written gives one clear ``OSError`` naming the file.
+* A results path that is a directory or cannot be written gives one clear ``OSError`` naming the file; a file
+  there that is not a results file (or whose complete last line is corrupt) a ``ValueError``, and it is left as it
+  is (:func:`~.store.parse_lines`). A sweep that created the results file and ends (or fails) before its first
+  record removes it again, with the folders it made for it: a failed run leaves no empty results file.
 """
 
 from __future__ import annotations
@@ -133,12 +136,14 @@ def _locked(path: Path):
     """
     if path.is_dir():
         raise IsADirectoryError(f"results path {str(path)!r} is a directory, not a results file (a .jsonl file)")
+    new_dirs = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+    created = not path.exists()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(path, "ab")
     except OSError as exc:
         raise OSError(f"cannot write the results file {str(path)!r}: {exc.strerror or exc}") from exc
-    with fh:
+    with fh, _removed_if_empty(path, fh, created, new_dirs):
         if fcntl is not None:
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -149,6 +154,20 @@ def _locked(path: Path):
                     "or give this one another results file"
                 ) from None
         yield fh
+
+
+@contextlib.contextmanager
+def _removed_if_empty(path: Path, fh, created: bool, new_dirs):
+    """On leaving (also by an exception): remove the results file this call ``created`` when nothing was written
+    to it (a sweep whose first run failed leaves no empty file), and the folders made for it (``new_dirs``)."""
+    try:
+        yield
+    finally:
+        if created and fh.tell() == 0:
+            path.unlink(missing_ok=True)
+            for d in new_dirs:
+                with contextlib.suppress(OSError):
+                    d.rmdir()  # only an empty folder; stops quietly at the first that is not
 
 
 def _append(fh, line: str) -> None:

@@ -35,6 +35,10 @@ versions the first in the file).
 * A results path that is a directory, an unreadable path, and a line that is not UTF-8 text give one clear
   error naming the file (``OSError`` / ``ValueError``); a non-UTF-8 *last* line is a truncated write and is
   handled like any truncated last line (ignored with a warning, cut off by the next writer).
+* Only a last line that a killed writer can leave is a truncated write: one without its newline that begins
+  like a record (``{``). A last line that ends with its newline (a complete line: corrupted, not cut short), or
+  a file whose last line does not begin with ``{`` (not a results file: a wrong path, a symlink to another
+  file), is a ``ValueError`` naming the file, so no writer ever cuts it off.
 * A line that is a JSON object but not a run record of the right types (no ``config`` / ``seed`` /
   ``metrics``, ``metrics`` not an object, ``key`` not a string, ...; :func:`check_record`) is a ``ValueError``
   naming the file, the line and the field, from every reader -- also on the last line (valid JSON is not a
@@ -262,9 +266,10 @@ def run_key(config: Mapping, seed: int, scale: str) -> str:
 def parse_lines(data: bytes, path, *, warn: bool = True) -> tuple[list[dict], int | None]:
     """Parse JSONL bytes. Returns (records, byte offset where a broken last line starts, or None).
 
-    A last line that is not UTF-8 text or not valid JSON is a write cut short (a run killed while writing
-    its record): it is ignored (with a ``RuntimeWarning`` when ``warn``). Such a line anywhere else is a
-    ``ValueError`` naming it.
+    A last line that is not UTF-8 text or not valid JSON, has no newline after it and begins with ``{`` is a
+    write cut short (a run killed while writing its record): it is ignored (with a ``RuntimeWarning`` when
+    ``warn``). Any other such line -- one before the last, a complete last line (it ends with its newline), a
+    last line that does not begin like a record -- is a ``ValueError`` naming it.
     """
     lines = data.split(b"\n")
     nonblank = [i for i, line in enumerate(lines) if line.strip()]
@@ -281,7 +286,7 @@ def parse_lines(data: bytes, path, *, warn: bool = True) -> tuple[list[dict], in
             rec = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else f"not valid JSON ({exc.msg})"
-            if i == nonblank[-1]:
+            if i == len(lines) - 1 and line.lstrip().startswith(b"{"):  # no newline after it: cut short
                 if warn:
                     warnings.warn(
                         f"{path}: ignoring the truncated last line {i + 1} ({why}; a run killed while writing "
@@ -291,7 +296,11 @@ def parse_lines(data: bytes, path, *, warn: bool = True) -> tuple[list[dict], in
                     )
                 broken_at = starts[i]
                 break
-            raise ValueError(f"{path}: line {i + 1} is {why}; the file is corrupt") from exc
+            if i == nonblank[-1] and not line.lstrip().startswith(b"{"):
+                what = "it is not a results file (one JSON record per line), or it is corrupt; it is left as it is"
+            else:
+                what = "the file is corrupt (only a last line without its newline is a truncated write)"
+            raise ValueError(f"{path}: line {i + 1} is {why}; {what}") from exc
         if not isinstance(rec, dict) or "key" not in rec:
             raise ValueError(f"{path}: line {i + 1} is not a run record (a JSON object with a 'key')")
         try:
