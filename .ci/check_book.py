@@ -31,7 +31,8 @@ Each page's cold-load weight is printed (both numbers), with its heaviest resour
 math page must contain typeset math (``mjx-container``).
 Screenshots of each page at both widths are saved to ``_build/ci/screenshots`` for people to look at.
 ``python .ci/check_book.py notebooks/a_table1.html ...`` checks only the pages named. ``--html DIR`` checks a book
-built elsewhere (a reduced ``_toc.yml`` in that folder's parent is used for the list of pages).
+built elsewhere (a reduced ``_toc.yml`` in that folder's parent is used for the list of pages). ``--write-known``
+writes the layout problems found into ``.ci/book_known_layout.txt`` (to merge before the pages are fixed).
 """
 
 from __future__ import annotations
@@ -458,7 +459,8 @@ def layout_key(problem: str) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    html_dir = HTML
+    html_dir, write_known = HTML, "--write-known" in argv
+    argv = [a for a in argv if a != "--write-known"]
     if argv[:1] == ["--html"]:
         html_dir, argv = Path(argv[1]).absolute(), argv[2:]
     toc_file = html_dir.parents[1] / "_toc.yml" if (html_dir.parents[1] / "_toc.yml").exists() else ROOT / "_toc.yml"
@@ -478,6 +480,12 @@ def main(argv: list[str]) -> int:
     else:
         print("  chromium not installed: static HTML checks only")
     known = known_layout()
+    if write_known:  # record today's layout problems as known (to merge before the pages are fixed; shrink it)
+        keys = sorted({k for p in problems if (k := layout_key(p))})
+        head = [line for line in KNOWN.read_text().splitlines() if line.startswith("#")] if KNOWN.exists() else []
+        KNOWN.write_text("\n".join(head + keys) + "\n")
+        known = set(keys)
+        print(f"wrote {len(keys)} known layout problem(s) to {KNOWN}")
     failing = [p for p in problems if layout_key(p) not in known]
     for p in problems:
         print("FAIL:" if p in failing else "KNOWN:", p)
