@@ -136,6 +136,18 @@ PROBE = r"""(async () => {
     return m;
   };
   const doc = document.documentElement;
+  const culprit = () => {  // the outermost element of the article that reaches past the window (not in a scroll box)
+    for (const e of main.querySelectorAll("*")) {
+      const r = e.getBoundingClientRect();
+      if (!(r.width > 0 && r.right > doc.clientWidth + 1)) continue;
+      let free = true;
+      for (let p = e.parentElement; p && free; p = p.parentElement)
+        free = getComputedStyle(p).overflowX === "visible" && p.getBoundingClientRect().right <= doc.clientWidth + 1;
+      if (free) return `${e.tagName.toLowerCase()}.${String(e.className).split(" ")[0]} ` +
+                       `${JSON.stringify((e.textContent || "").trim().slice(0, 50))}`;
+    }
+    return "";
+  };
   const out = {column: Math.round(col.width), page_scroll: doc.scrollWidth - doc.clientWidth,
                code: [], output: [], equations: [], tables: [], figures: [], stderr: 0, text: main.innerText,
                math: document.querySelectorAll("mjx-container").length,
@@ -178,6 +190,7 @@ PROBE = r"""(async () => {
                       numbered: !!(cap && cap.querySelector(".caption-number"))});
     out.figures.push(m);
   });
+  out.culprit = out.page_scroll > 1 ? culprit() : "";
   main.querySelectorAll(".output.stderr").forEach(e => { if (visible(e)) out.stderr += 1; });
   return out;
 })()"""
@@ -211,7 +224,7 @@ def width_problems(width: int, found: dict) -> list[tuple[str, str]]:
             if kind == "code" and width == WIDTHS[0] and e["columns"] > SHOWN_COLUMNS:
                 out.append(("long code", f"{width}px {what} has a line of {e['columns']} > {SHOWN_COLUMNS} columns"))
     if found["page_scroll"] > 1:
-        out.append(("overflow", f"{width}px page scrolls sideways by {found['page_scroll']} px"))
+        out.append(("overflow", f"{width}px page scrolls sideways by {found['page_scroll']} px ({found['culprit']})"))
     return out
 
 
