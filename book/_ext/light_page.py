@@ -13,10 +13,11 @@ Two more things every page loaded and most do not need:
   it is kept only on pages whose doctree has equations or whose HTML body holds TeX delimiters (``\(``, ``\[``,
   ``$$``) or a ``math`` element.
 * **Font Awesome's fonts** (0.27 MB: all 2 000 icons in fa-solid-900.woff2 and fa-brands-400.woff2, for the dozen
-  icons of the header): after the build the fonts are cut down to the icons the written pages and the theme's
-  scripts name (``fa-bars``, ``fa-github``, ...) with fontTools (a dependency of matplotlib) and declared again in
-  ``_static/fa-subset.css``, which comes after the theme's stylesheet, so its ``@font-face`` rules win. Without
-  fontTools the file is empty and the theme's whole fonts load as before.
+  icons of the header): after the build the fonts are cut down, with fontTools (a dependency of matplotlib), to the
+  icons the written pages and the theme's scripts name (``fa-bars``, ``fa-github``, ...) and those the stylesheets
+  draw themselves (admonition icons), and declared again in ``_static/fa-subset.css``, which comes after the theme's
+  stylesheet, so its ``@font-face`` rules win (an icon missing from the cut fonts makes the browser fetch the
+  theme's whole font, as before). Without fontTools the file is empty and the theme's fonts load as before.
 * **searchindex.js** (the whole book's search index): pydata-sphinx-theme loads it on every page for a search as
   you type that the theme leaves off (``search_as_you_type = False``); the search page still loads it.
 """
@@ -97,6 +98,11 @@ def _subset_fontawesome(out: Path) -> str:
     for page in [*out.rglob("*.html"), *static.rglob("*.js")]:
         used |= set(re.findall(r"\bfa-[a-z0-9-]+", page.read_text(encoding="utf-8", errors="ignore")))
     wanted = {codes[n] for n in used if n in codes}
+    for sheet in static.rglob("*.css"):  # icons the stylesheets draw themselves (admonitions, external links, ...)
+        text = sheet.read_text(encoding="utf-8", errors="ignore")
+        wanted |= {ord(c) for c in re.findall("[\ue000-\uf8ff]", text)}  # --pst-icon-*: a literal code point
+        if sheet != theme_css:  # the theme's own escapes are the .fa-X:before rules above
+            wanted |= {int(h, 16) for h in re.findall(r'content:\s*"\\(f[0-9a-f]{3})"', text)}
     (static / "fa-subset").mkdir(exist_ok=True)
     css = []
     for (family, weight), name in _FA_FACES.items():
