@@ -9,6 +9,7 @@ import dataclasses
 import gzip
 import hashlib
 import io
+import logging
 import os
 import pickle
 import tarfile
@@ -259,7 +260,7 @@ def test_bad_download_raises_and_caches_nothing(env, monkeypatch):
     assert [p for p in env.rglob("*") if p.is_file()] == []
 
 
-def test_good_download_is_cached_and_reused(env, monkeypatch):
+def test_good_download_is_cached_and_reused(env, monkeypatch, capfd, caplog):
     spec = registry.SPECS["banknote"]
     f = spec.sources[0].files["table"]
     url = f.downloads[0].url
@@ -269,8 +270,11 @@ def test_good_download_is_cached_and_reused(env, monkeypatch):
     server = FakeServer({url: BANKNOTE_ROWS})
     monkeypatch.setattr(registry, "_open_url", server)
 
-    first = load_dataset("banknote")  # download=None: allowed (SSLKIT_OFFLINE unset)
+    with caplog.at_level(logging.INFO, logger="sslkit.data"):
+        first = load_dataset("banknote")  # download=None: allowed (SSLKIT_OFFLINE unset)
     assert server.calls == [url] and "downloaded from" in first.source
+    assert capfd.readouterr().err == ""  # a notebook shows stderr: the download is logged, never printed
+    assert [r.getMessage() for r in caplog.records] == [f"sslkit: downloading {url} into the sslkit data cache"]
     cached = env / "banknote" / "data_banknote_authentication.txt"
     assert cached.read_bytes() == BANKNOTE_ROWS
     assert sorted(p.name for p in env.rglob("*") if p.is_file()) == [cached.name]  # no temporary left

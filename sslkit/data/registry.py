@@ -24,8 +24,8 @@ A file with no trusted checksum recorded is never downloaded or used.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
-import sys
 import tarfile
 import tempfile
 import urllib.error
@@ -37,6 +37,8 @@ from . import parsers as P
 from .bundled import sklearn_version
 from .dataset import Dataset
 from .specs import DATASETS, SPECS, DatasetSpec, Download, FileSpec, Source
+
+_log = logging.getLogger(__name__)
 
 
 class DatasetNotFoundError(FileNotFoundError):
@@ -360,7 +362,9 @@ def _fetch_verified(d: Download, folder: Path, dataset: str) -> Path:
     """Download ``d`` to a temporary file in ``folder``, extract its member, check sha256, rename into place."""
     final = folder / d.save_as
     final.parent.mkdir(parents=True, exist_ok=True)
-    print(f"sslkit: downloading {d.url} into the sslkit data cache", file=sys.stderr)  # the path is in .source
+    # logged, not printed: a notebook (and so the book) shows whatever reaches stderr, and a download is no result.
+    # INFO is silent unless the caller configures logging (logging.basicConfig(level=logging.INFO) shows it).
+    _log.info("sslkit: downloading %s into the sslkit data cache", d.url)  # the path is in .source
     tmp_paths = []
     try:
         fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".part")
