@@ -23,7 +23,7 @@ from ..report.ledger import (
     tally_verdicts,
     with_deciding,
 )
-from ..report.stats import compare, compare_to, not_below, within
+from ..report.stats import compare, compare_to, judge, not_below, within
 from .experiments import ABLATIONS, FIXMATCH
 
 A_TABULAR = ("adult", "banknote", "breast_cancer", "credit_default")
@@ -127,7 +127,7 @@ def a_fixmatch_threshold_matters(records):
     for k, v in sorted(rows.items()):
         if len(v) >= 2:
             best, worst = max(v, key=lambda t: mean(v[t])), min(v, key=lambda t: mean(v[t]))
-            c = compare(v[best], v[worst])
+            c = judge(compare(v[best], v[worst]), label=f"{label(k)} {best:g} − {worst:g}")
             if c.verdict == "higher":
                 found.append((c.diff, f"{label(k)} {best:g} − {worst:g} {c.short()}"))
     found.sort(reverse=True)
@@ -183,7 +183,11 @@ def a_pl_vat_strong(records, rows):
         return NOT_RUN, "no Dry Bean / MNIST row"
     parts, verdicts = [], []
     for m in ("PL", "VAT"):
-        cs = [(label(k), compare(v[m], v["Sup."])) for k, v in rows.items() if m in v]
+        cs = [
+            (label(k), judge(compare(v[m], v["Sup."]), label=f"{label(k)} {m} − Sup."))
+            for k, v in rows.items()
+            if m in v
+        ]
         up, down = sum(c.verdict == "higher" for _, c in cs), sum(c.verdict == "lower" for _, c in cs)
         verdicts.append(FAILS if down else HOLDS if up > len(cs) / 2 else OPEN)
         parts.append(

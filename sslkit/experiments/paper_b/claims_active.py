@@ -21,7 +21,7 @@ from ..report.ledger import (
     tally,
     with_deciding,
 )
-from ..report.stats import compare
+from ..report.stats import compare, judge
 from .active import AL_METHODS, WHOLE
 from .experiments import TABLE2, TABLE3, TABLE6
 from .ssal import SSAL_METHODS
@@ -60,7 +60,11 @@ def b_table2_rdss_highest(records):
         return NOT_RUN, "no AL budget with SL + RDSS and an AL method"
     comparisons, won, lost = [], 0, 0
     for b in picked:
-        row = [(f"{b} labels vs {m}", compare(curves[b][RDSS_SL], curves[b][m])) for m in AL_METHODS if m in curves[b]]
+        row = [
+            (f"{b} labels vs {m}", judge(compare(curves[b][RDSS_SL], curves[b][m]), label=f"{b} labels vs {m}"))
+            for m in AL_METHODS
+            if m in curves[b]
+        ]
         comparisons += row
         won += all(c.verdict == "higher" for _, c in row)
         lost += any(c.verdict == "lower" for _, c in row)
@@ -84,7 +88,7 @@ def b_table3_ssal_below_random(records):
     hold when at least half are significantly above Random (then most cannot be below); not resolved otherwise."""
     rows = _table3_rows(records)
     comparisons = [
-        (f"{label(k)} {m}", compare(v[m], v["Random"]))
+        (f"{label(k)} {m}", judge(compare(v[m], v["Random"]), "lower", label=f"{label(k)} {m} − Random"))
         for k, v in sorted(rows.items())
         if "Random" in v
         for m in SSAL_METHODS

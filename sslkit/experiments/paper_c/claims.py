@@ -14,12 +14,11 @@ import numpy as np
 
 from ..report.ledger import (
     FAILS,
-    HOLDS,
     NOT_RUN,
     OPEN,
     Claim,
     all_of,
-    at_least,
+    any_of,
     directed,
     mean,
     pairs_verdict,
@@ -29,6 +28,7 @@ from ..report.ledger import (
 )
 from ..report.stats import compare
 from .claims_cost import CLAIMS as COST_CLAIMS
+from .claims_cost import match_or_accuracy
 from .claims_robust import CLAIMS as ROBUST_CLAIMS
 from .claims_robust import (  # noqa: F401 -- the pages import these from here
     c_robust_beats_all,
@@ -131,20 +131,11 @@ def c_extended_matches_full(records):
         return NOT_RUN, "no extended run beside a Full run"
     by: dict = {}
     for r in rows:
-        put(
-            by.setdefault((r["protocol"], r["algorithm"], r["fraction"], r["extend"]), {}),
-            r["seed"],
-            r["match_speedup"],
-        )
+        put(by.setdefault((r["protocol"], r["algorithm"], r["fraction"], r["extend"]), {}), r["seed"], r)
     results = {}
-    for key, speedups in sorted(by.items()):
-        if any(s is None for s in speedups.values()):
-            results[key] = (FAILS, "not every seed reaches Full's accuracy")
-            continue
-        verdict, c = at_least(speedups, EXTENDED_SPEEDUP)
-        results[key] = (verdict, f"{mean(speedups):.1f}x, − {EXTENDED_SPEEDUP:g} {c.short()}")
-    verdicts = {v for v, _ in results.values()}
-    verdict = HOLDS if HOLDS in verdicts else FAILS if verdicts == {FAILS} else OPEN
+    for key, runs in sorted(by.items()):
+        results[key] = match_or_accuracy(runs, EXTENDED_SPEEDUP)
+    verdict = any_of(v for v, _ in results.values())
     text = "; ".join(f"{p} {a} budget {f:g} x{e:g}: {t}" for (p, a, f, e), (_, t) in results.items())
     return verdict, f"Full's time over the time to reach Full's accuracy, against {EXTENDED_SPEEDUP:g}x: {text}"
 

@@ -23,7 +23,7 @@ from ..report.ledger import (
     put,
     reading_views,
 )
-from ..report.stats import compare
+from ..report.stats import compare, judge
 from .experiments import TRADEOFF
 from .tradeoff import MAIN_KEYS, PAPER_CLAIMS, tradeoff_rows
 
@@ -216,7 +216,8 @@ def c_figure4f_co2(records):
         for (f,), v in sorted(acc.items()):
             for b in (*C_BASELINES, "full_earlystop"):
                 if "retrieve" in v and b in v:
-                    ca, ct = compare(v["retrieve"], v[b]), compare(sec[(f,)]["retrieve"], sec[(f,)][b])
+                    ca = judge(compare(v["retrieve"], v[b]), label=f"{f:g} accuracy − {b}")
+                    ct = compare(sec[(f,)]["retrieve"], sec[(f,)][b])
                     verdict = (
                         HOLDS
                         if ca.verdict == "higher"

@@ -50,7 +50,8 @@ import pandas as pd
 from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, QUICK, STAND_IN
 from ..runs.published import committed_results_dir
 from ..runs.store import load_results
-from .stats import Comparison, compare, compare_to
+from . import stats as _stats
+from .stats import Comparison, compare, compare_to, judge
 
 HOLDS, FAILS, OPEN, NOT_RUN = "holds", "does not hold", "not resolved", "not run"
 VERDICTS = (HOLDS, FAILS, OPEN, NOT_RUN)
@@ -73,6 +74,12 @@ class Claim:
     test: str
     reads: tuple
     fn: Callable
+    #: the paper's own effect in the units of the deciding comparison (None: the paper gives no number; a margin
+    #: claim's default is its margin), and where the number comes from
+    effect: float | None = None
+    effect_source: str = ""
+    #: why the records that decide are the most faithful evidence (shown in the ledger's deciding evidence)
+    decides: str = ""
 
 
 # --------------------------------------------------------------------------------------------------- helpers
@@ -115,7 +122,9 @@ def rank(row: dict, method: str) -> int:
 
 def significantly_above(row: dict, method: str) -> list:
     """``[(other method, comparison)]`` of the methods of ``row`` significantly above ``method``."""
-    out = [(m, compare(v, row[method])) for m, v in row.items() if m != method]
+    out = [
+        (m, judge(compare(v, row[method]), "lower", label=f"{m} vs {method}")) for m, v in row.items() if m != method
+    ]
     return [(m, c) for m, c in out if c.verdict == "higher"]
 
 
@@ -158,7 +167,7 @@ def pairs_verdict(pairs, what: str) -> tuple[str, str]:
     seed: mappings pair by seed). Holds when every row is significantly higher, does not hold when some row is
     significantly lower, not resolved otherwise; "not run" without a pair. The evidence counts the rows and
     gives the deciding one (:func:`deciding`)."""
-    comparisons = [(lab, compare(a, b)) for lab, a, b in pairs]
+    comparisons = [(lab, judge(compare(a, b), label=lab)) for lab, a, b in pairs]
     if not comparisons:
         return NOT_RUN, f"{what}: no matching record"
     counts = tally(comparisons)
@@ -168,12 +177,14 @@ def pairs_verdict(pairs, what: str) -> tuple[str, str]:
 
 def verdict_of(c: Comparison) -> str:
     """ "a is higher than b" for one comparison: holds / does not hold / not resolved."""
+    judge(c)
     return {"higher": HOLDS, "lower": FAILS}.get(c.verdict, OPEN)
 
 
 def directed(c: Comparison, good: str = "higher") -> str:
     """The claim's verdict from one comparison whose ``good`` direction ("higher" / "lower") supports it: holds
     on a significant result that way, does not hold on one the other way, else not resolved."""
+    judge(c, good)
     if c.verdict == "not resolved":
         return OPEN
     return HOLDS if c.verdict == good else FAILS
@@ -284,18 +295,131 @@ def claim_records(claim: Claim, root=None) -> tuple[list, list, str]:
 
 def evaluate(claim: Claim, root=None) -> tuple[str, str]:
     """``(verdict, evidence)`` of one claim on the committed records of its experiments (``root``: a results
-    folder in place of ``notebooks/results``); "not run" when none is committed."""
+    folder in place of ``notebooks/results``); "not run" when none is committed (:func:`judgement`)."""
     records, _, _ = claim_records(claim, root)
     if not records:
         return NOT_RUN, "no committed record of " + ", ".join(e.name for e in claim.reads)
-    return claim.fn(records)
+    j = judgement(claim, records)
+    return j.verdict, j.evidence
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One claim's verdict and what it rests on: ``tests`` ``((label, comparison, good, shift), ...)`` the
+    comparisons its test judged, with their Holm-adjusted p (``comparison.p_adj``); ``deciding`` the one behind
+    the verdict (None when the test judged none)."""
+
+    verdict: str
+    evidence: str
+    tests: tuple
+    deciding: tuple | None
+    decides: str = ""
+
+
+def _against(t) -> bool:
+    """A judged test significant (after Holm) the other way than the claim's."""
+    return t[1].verdict not in (OPEN, t[2])
+
+
+def judgement(claim: Claim, records) -> Judgement:
+    """The one verdict rule on ``claim``'s test over ``records``, in two passes: the first collects the comparisons
+    the test judges (:func:`.stats.judge`), the second reruns it with each comparison's p Holm-adjusted over them
+    (:func:`.stats.holm`), so every "significant" inside the test is the adjusted one. Then:
+
+    * "does not hold" stands only where some judged comparison is significantly against the claim (after Holm;
+      for a margin, the interval beyond it); otherwise it is "not resolved" -- a seed cut-off, a tie or a
+      ranking by means never decides it;
+    * "holds" stands only where some judged comparison is significant for the claim.
+
+    The deciding comparison: the strongest against the claim (smallest adjusted p) for "does not hold", the
+    weakest for it (largest adjusted p) for "holds", the least resolved otherwise."""
+    with _stats.family() as first:
+        claim.fn(records)
+    with _stats.family(first.holm()) as second:
+        verdict, evidence = claim.fn(records)
+    tests = tuple((lab, c, good, shift) for c, good, shift, lab in second.judged.values())
+    against = [t for t in tests if _against(t)]
+    support = [t for t in tests if t[1].verdict == t[2]]
+    k = f"{len(tests)} comparison{'s' if len(tests) != 1 else ''}"
+    if verdict == FAILS and not against:
+        verdict = OPEN
+        evidence += f"; no effect against the claim is significant after Holm's correction over its {k}"
+    elif verdict == HOLDS and not support:
+        verdict = OPEN
+        evidence += f"; no comparison for the claim is significant after Holm's correction over its {k}"
+    if verdict == FAILS:
+        deciding = min(against, key=lambda t: t[1].p_decides)
+    elif verdict == HOLDS:
+        deciding = max(support, key=lambda t: t[1].p_decides)
+    else:
+        rest = [t for t in tests if t[1].verdict == OPEN] or list(tests)
+        deciding = max(rest, key=lambda t: t[1].p_decides if np.isfinite(t[1].p) else 2.0) if rest else None
+    return Judgement(verdict, evidence, tests, deciding, second.decides)
+
+
+#: the power states of the ledger's ``power`` column
+UNDERPOWERED, NO_EFFECT, POWERED, NO_NUMBER = "underpowered", "no effect at this power", "powered", "no paper effect"
+
+
+def power_columns(claim: Claim, j: Judgement) -> dict:
+    """The ledger's columns of ``j``'s deciding comparison: its effect (the difference, less a margin's shift),
+    95 % CI, raw and adjusted p, test, n, the minimum detectable effect at 80 % power (:func:`.stats.mde`), the
+    paper's effect (the claim's, else a margin test's margin), the power state and the seeds per side an
+    underpowered claim needs (:func:`.stats.seeds_for`)."""
+    nan = float("nan")
+    out = {
+        "deciding": "",
+        "effect": nan,
+        "ci_low": nan,
+        "ci_high": nan,
+        "p": nan,
+        "p_adj": nan,
+        "stat": "",
+        "n": "",
+        "comparisons": len(j.tests),
+        "mde": nan,
+        "paper_effect": nan,
+        "power": "",
+        "seeds_needed": nan,
+    }
+    if j.deciding is None:
+        out["power"] = "" if j.verdict == NOT_RUN else NO_NUMBER
+        return out
+    lab, c, good, shift = j.deciding
+    n = f"{c.n[0]} paired" if c.test == "paired" else "" if c.test == "z" else "/".join(str(x) for x in c.n if x)
+    effect = claim.effect if claim.effect is not None else abs(shift) if shift else None
+    mde = _stats.mde(c)
+    out |= {
+        "deciding": lab,
+        "effect": c.diff - shift,
+        "ci_low": c.ci[0] - shift,
+        "ci_high": c.ci[1] - shift,
+        "p": c.p,
+        "p_adj": c.p_decides,
+        "stat": c.test,
+        "n": n,
+        "mde": mde,
+        "paper_effect": nan if effect is None else float(effect),
+    }
+    if effect is None:
+        out["power"] = NO_NUMBER
+    elif not np.isfinite(mde) or mde > abs(effect):
+        out["power"] = UNDERPOWERED
+        out["seeds_needed"] = _stats.seeds_for(c, abs(effect))
+    else:
+        out["power"] = NO_EFFECT if j.verdict == OPEN else POWERED
+    return out
 
 
 def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
     """One row per claim of ``claims`` (only those of ``paper`` and ``item`` where given, e.g. ``"A"``,
     ``"Table 1"``): id, paper, item, group, where, claim (quoted), test, records (the files read and their
-    kind), level (the evidence level, "" when not run), verdict and evidence. A ``paper`` or ``item`` no claim
-    has is a ValueError (a typo would otherwise give an empty ledger), and so is a ``root`` that is not a
+    kind), level (the evidence level, "" when not run), verdict and evidence; then the deciding evidence (the
+    level, files and why they decide), the deciding comparison (:func:`judgement`, :func:`power_columns`:
+    ``deciding``, ``effect``, ``ci_low``, ``ci_high``, ``p``, ``p_adj``, ``stat``, ``n``, ``comparisons``,
+    ``mde``, ``paper_effect``, ``power``, ``seeds_needed``) and ``state``: the verdict, a column a later step
+    may refine (e.g. a stand-in that cannot decide) without touching ``verdict``. A ``paper`` or ``item`` no
+    claim has is a ValueError (a typo would otherwise give an empty ledger), and so is a ``root`` that is not a
     folder."""
     root = results_root(root)
     if paper is not None and paper not in {c.paper for c in claims}:
@@ -308,9 +432,14 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
         if (paper is not None and c.paper != paper) or (item is not None and c.item != item):
             continue
         records, sources, level = claim_records(c, root)
-        verdict, evidence = c.fn(records) if records else evaluate(c, root)
-        if verdict == NOT_RUN:  # nothing committed is about this claim, whatever else its experiment holds
+        if records:
+            j = judgement(c, records)
+        else:
+            j = Judgement(NOT_RUN, "no committed record of " + ", ".join(e.name for e in c.reads), (), None)
+        if j.verdict == NOT_RUN:  # nothing committed is about this claim, whatever else its experiment holds
             level = ""
+        why = "; ".join(w for w in (j.decides, c.decides) if w)
+        deciding_evidence = f"{level}: {', '.join(sources)}" + (f" ({why})" if why else "") if level else ""
         rows.append(
             {
                 "id": c.id,
@@ -322,8 +451,11 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
                 "test": c.test,
                 "records": ", ".join(f"{s} ({level})" for s in sources) or "none committed",
                 "level": level,
-                "verdict": verdict,
-                "evidence": evidence,
+                "verdict": j.verdict,
+                "evidence": j.evidence,
+                "deciding evidence": deciding_evidence,
+                **power_columns(c, j),
+                "state": j.verdict,
             }
         )
     return pd.DataFrame(rows)
