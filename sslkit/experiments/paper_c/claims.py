@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 
+from .. import paper_numbers
 from ..report.ledger import (
     FAILS,
     NOT_RUN,
@@ -21,12 +22,15 @@ from ..report.ledger import (
     any_of,
     directed,
     mean,
+    median_effect,
     pairs_verdict,
+    paper_gaps,
     per_seed,
     put,
     tally_verdicts,
+    with_effects,
 )
-from ..report.stats import compare
+from ..report.stats import compare, judge
 from .claims_cost import CLAIMS as COST_CLAIMS
 from .claims_cost import match_or_accuracy
 from .claims_robust import CLAIMS as ROBUST_CLAIMS
@@ -111,7 +115,7 @@ def c_cords_choices(records):
     accuracy differs significantly at some budget; equality cannot be shown, so otherwise not resolved."""
     rows = _variants(records)
     pairs = [
-        (f"{k[1]:g}", compare(v["cords_compatible"], v["default"]))
+        (f"{k[1]:g}", _any_difference(compare(v["cords_compatible"], v["default"]), f"budget {k[1]:g}"))
         for k, v in rows.items()
         if {"default", "cords_compatible"} <= set(v)
     ]
@@ -122,10 +126,16 @@ def c_cords_choices(records):
     return (FAILS if differ else OPEN), f"CORDS' choices minus the paper's, per budget: {text}"
 
 
+def _any_difference(c, label: str):
+    """Judge ``c`` for a claim of sameness: a significant difference either way is against it."""
+    return judge(c, "lower" if c.diff > 0 else "higher", label=label)
+
+
 def c_extended_matches_full(records):
     """Figure 4 (h), App. G.3: an extended Retrieve run reaches Full's final accuracy significantly more than
-    1.8x faster than Full (:data:`EXTENDED_SPEEDUP`) at some budget, every seed reaching it (Full's time over the
-    time to reach it, per seed, against 1.8 by the one-sample test)."""
+    1.8x faster than Full (:data:`EXTENDED_SPEEDUP`) at some budget (Full's time over the time to reach it, per
+    seed, against 1.8 by the one-sample test); where a seed does not reach it, the accuracy decides alone
+    (:func:`.claims_cost.match_or_accuracy`)."""
     rows = extended_rows(records, clock="cpu_seconds")
     if not rows:
         return NOT_RUN, "no extended run beside a Full run"
@@ -246,7 +256,8 @@ CLAIMS = (
         "§4, Traditional SSL Results",
         "We observe that Retrieve matches the performance of VAT while being close to 2× faster in running times",
         "an extended Retrieve run reaches Full's final accuracy significantly more than 1.8× faster than Full at "
-        "some budget (1.8: the paper's own MT number it calls '2x', App. G.3)",
+        "some budget (1.8: the paper's own MT number it calls '2x', App. G.3); where a seed does not reach Full's "
+        "accuracy, the accuracy decides alone: does not hold only where significantly below Full (paired)",
         (EXTENDED, TRADEOFF),
         c_extended_matches_full,
     ),
@@ -302,3 +313,35 @@ OPEN_ITEMS = (
         "both are in the robust grid; the ledger gives a verdict per budget once the records are committed.",
     ),
 )
+
+
+def _effects() -> dict:
+    """The paper's own effect of the claims whose tables give one (:func:`~..report.ledger.median_effect`): the
+    median over the claim's comparisons in the paper's Tables 5-10 (accuracy points, the traditional-SSL claims,
+    per algorithm) and Table 12 (the robust claims: accuracy points on MNIST OOD, the stand-ins' data; a time
+    ratio's margin over the number the claim is tested against, from the hours Table 12 prints)."""
+    t510, t12 = paper_numbers.load("c_tables5_10"), paper_numbers.load("c_table12")
+    by = ("algorithm", "dataset", "fraction")
+    out = {}
+    for algorithm, _, suffix in C_ALGORITHMS:
+        keep = lambda r, a=algorithm: r["algorithm"] == a  # noqa: E731
+        for cid, rivals in (("C-F4-rand", ("random",)), ("C-F4-craig", ("craig",))):
+            what = f"Tables 5-10 {algorithm} gaps of Retrieve over {rivals[0]}"
+            out[cid + suffix] = median_effect(paper_gaps(t510, by, "method", "retrieve", rivals, keep), what)
+    mnist = lambda r: r["scenario"] == "ood" and r["dataset"] == "mnist"  # noqa: E731
+    ood = [r for r in t12 if mnist(r)]
+    out["C-R-all"] = median_effect(
+        paper_gaps(ood, ("ratio",), "method", "retrieve", ("vat", "supervised", "l2rw", "ds3l", "crust")),
+        "Table 12 MNIST OOD gaps of Retrieve over each baseline",
+    )
+    hours = {r["method"]: r["hours"] for r in ood}
+    for cid, (num, den, floor) in {
+        "C-R-5x": ("ds3l", "retrieve", 5.0),
+        "C-DS3L-3x": ("ds3l", "vat", 2.9),
+        "C-F6-2xVAT": ("vat", "retrieve", 1.75),
+    }.items():
+        out[cid] = (hours[num] / hours[den] - floor, f"Table 12 MNIST OOD {num}/{den} hours minus {floor:g}")
+    return out
+
+
+CLAIMS = with_effects(CLAIMS, _effects())

@@ -13,14 +13,29 @@ Verdicts (:data:`VERDICTS`):
 * ``"not run"`` -- no record the test needs is committed.
 
 Every comparison is made by the one rule of :mod:`.stats` (:data:`.stats.RULE`): Welch's t-test, paired by seed
-where both sides ran the same seeds (a seed's runs share their split and initialisation), two-sided at 5 %. So
-that a verdict does not depend on the claim's wording more than it must:
+where both sides ran the same seeds (a seed's runs share their split and initialisation), two-sided at 5 %. The
+ledger evaluates each claim by :func:`judgement`, which applies the rule the same way to every claim:
+
+* the comparisons a claim's test judges (:func:`.stats.judge`, called by :func:`pairs_verdict`, :func:`directed`,
+  :func:`at_least`, :func:`.stats.not_below`, ...) form its family; their p-values are Holm-adjusted within the
+  claim and the adjusted p decides (the test runs a second time reading them), the raw p shown beside it;
+* "does not hold" only where a judged comparison is significantly *against* the claim after the adjustment (for a
+  margin, the interval wholly beyond it): a seed cut-off, an exact tie or a ranking by means never decides it;
+  "holds" only where one is significant *for* it -- otherwise "not resolved";
+* one margin rule for "no worse than" / "close to" claims (:func:`.stats.not_below`, :func:`.stats.within`): the
+  95 % interval within the margin holds, wholly beyond it does not hold; a significant difference inside the
+  margin is what such a claim allows;
+* the ledger's columns name the deciding comparison, its effect, 95 % CI, p and adjusted p, its minimum
+  detectable effect at 80 % power (:func:`.stats.mde`) beside the paper's effect (:attr:`Claim.effect`), and the
+  power state of a claim ("underpowered" with the seeds it needs, or "no effect at this power").
+
+How a claim's wording becomes a test:
 
 * "A outperforms B" is judged per row (:func:`pairs_verdict`): holds when A is significantly higher in every
   row, does not hold when A is significantly lower in some row, not resolved otherwise; the evidence names the
   deciding row with its difference, 95 % interval and p-value.
-* Rankings ("the highest", "first or second") are read off the means, as the papers' bold / underline are; the
-  evidence adds how many methods are significantly above.
+* Rankings ("the highest", "first or second") are read through the significant comparisons behind them, never
+  off the means alone (the ranks by mean are in the evidence).
 * A claim holds only on a significant result in its direction (:func:`directed`), or, for "comparable",
   "matches", "similar", when the 95 % interval lies within the margin (:func:`.stats.within`,
   :func:`.stats.not_below`): a difference that is merely not significant is "not resolved", never "holds".
@@ -29,7 +44,8 @@ that a verdict does not depend on the claim's wording more than it must:
 * A claim over several cells: :func:`all_of` ("in every row") and :func:`any_of` ("at some budget"); the readings
   of an ambiguous protocol (two budgets, two weightings of a baseline, :class:`~..runs.experiment.Reading`) each
   get their verdict and :func:`agree` gives one only when they agree. Records of different protocols or readings
-  are never pooled in one cell (:func:`reading_name`).
+  are never pooled in one cell (:func:`reading_name`); where several protocols ran, the most faithful decides and
+  the others are shown as sensitivity (:func:`.stats.aside`, :func:`.stats.decided_by`).
 
 Evidence levels. A claim is tested on the best evidence its first experiment has committed: the records of its
 paper-protocol scale when they exist, else those of its CPU stand-in (:data:`LEVELS`); the ledger's ``level``
@@ -41,7 +57,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +96,35 @@ class Claim:
     effect_source: str = ""
     #: why the records that decide are the most faithful evidence (shown in the ledger's deciding evidence)
     decides: str = ""
+
+
+def with_effects(claims, effects: Mapping) -> tuple:
+    """``claims`` with the paper's effect of each id in ``effects`` (``{id: (effect, where it comes from)}``);
+    an id no claim has is a ValueError."""
+    unknown = set(effects) - {c.id for c in claims}
+    if unknown:
+        raise ValueError(f"no claim has the id(s) {sorted(unknown)}")
+    return tuple(
+        replace(c, effect=float(effects[c.id][0]), effect_source=effects[c.id][1]) if c.id in effects else c
+        for c in claims
+    )
+
+
+def paper_gaps(rows, by, col: str, a: str, others, keep=None) -> list:
+    """The paper's own differences ``mean(a) − mean(b)`` for ``b`` in ``others``, per cell of ``by`` (rows of a
+    :mod:`~sslkit.experiments.paper_numbers` table; ``col`` names the compared method, ``keep`` filters rows)."""
+    cells: dict = {}
+    for r in rows:
+        if keep is None or keep(r):
+            cells.setdefault(tuple(r[k] for k in by), {})[str(r[col])] = r["mean"]
+    return [v[a] - v[b] for v in cells.values() if a in v for b in others if b in v]
+
+
+def median_effect(gaps, what: str) -> tuple[float, str]:
+    """``(median of |gaps|, source text)``: the paper's typical effect over the comparisons of a claim."""
+    if not gaps:
+        raise ValueError(f"no paper number for {what}")
+    return float(np.median(np.abs(gaps))), f"median of the paper's {len(gaps)} {what}"
 
 
 # --------------------------------------------------------------------------------------------------- helpers
@@ -353,7 +398,9 @@ def judgement(claim: Claim, records) -> Judgement:
         deciding = max(support, key=lambda t: t[1].p_decides)
     else:
         rest = [t for t in tests if t[1].verdict == OPEN] or list(tests)
-        deciding = max(rest, key=lambda t: t[1].p_decides if np.isfinite(t[1].p) else 2.0) if rest else None
+        deciding = (
+            max(rest, key=lambda t: (t[1].p_decides, t[1].p) if np.isfinite(t[1].p) else (2.0, 2.0)) if rest else None
+        )
     return Judgement(verdict, evidence, tests, deciding, second.decides)
 
 
@@ -379,6 +426,7 @@ def power_columns(claim: Claim, j: Judgement) -> dict:
         "comparisons": len(j.tests),
         "mde": nan,
         "paper_effect": nan,
+        "paper_effect_source": "",
         "power": "",
         "seeds_needed": nan,
     }
@@ -388,6 +436,7 @@ def power_columns(claim: Claim, j: Judgement) -> dict:
     lab, c, good, shift = j.deciding
     n = f"{c.n[0]} paired" if c.test == "paired" else "" if c.test == "z" else "/".join(str(x) for x in c.n if x)
     effect = claim.effect if claim.effect is not None else abs(shift) if shift else None
+    source = claim.effect_source if claim.effect is not None else "the claim's margin" if shift else ""
     mde = _stats.mde(c)
     out |= {
         "deciding": lab,
@@ -400,12 +449,14 @@ def power_columns(claim: Claim, j: Judgement) -> dict:
         "n": n,
         "mde": mde,
         "paper_effect": nan if effect is None else float(effect),
+        "paper_effect_source": source,
     }
     if effect is None:
         out["power"] = NO_NUMBER
     elif not np.isfinite(mde) or mde > abs(effect):
         out["power"] = UNDERPOWERED
-        out["seeds_needed"] = _stats.seeds_for(c, abs(effect))
+        if j.verdict == OPEN:  # what it would take to resolve it
+            out["seeds_needed"] = _stats.seeds_for(c, abs(effect))
     else:
         out["power"] = NO_EFFECT if j.verdict == OPEN else POWERED
     return out
@@ -438,7 +489,8 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
             j = Judgement(NOT_RUN, "no committed record of " + ", ".join(e.name for e in c.reads), (), None)
         if j.verdict == NOT_RUN:  # nothing committed is about this claim, whatever else its experiment holds
             level = ""
-        why = "; ".join(w for w in (j.decides, c.decides) if w)
+        default = {PAPER_PROTOCOL: "the paper's protocol ran"}.get(level, "no paper-protocol record is committed")
+        why = "; ".join(w for w in (j.decides, c.decides) if w) or default
         deciding_evidence = f"{level}: {', '.join(sources)}" + (f" ({why})" if why else "") if level else ""
         rows.append(
             {
@@ -459,6 +511,60 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+#: the ledger's columns in its downloads, in order (a machine-readable reproduction report)
+EXPORT_COLUMNS = (
+    "id",
+    "paper",
+    "item",
+    "where",
+    "claim",
+    "test",
+    "deciding evidence",
+    "level",
+    "deciding",
+    "stat",
+    "n",
+    "comparisons",
+    "effect",
+    "ci_low",
+    "ci_high",
+    "p",
+    "p_adj",
+    "mde",
+    "paper_effect",
+    "paper_effect_source",
+    "power",
+    "seeds_needed",
+    "verdict",
+    "evidence",
+)
+
+
+def export_ledger(table: pd.DataFrame, folder, stem: str = "claims_ledger") -> dict:
+    """Write ``table`` (a :func:`ledger_table`) as ``<stem>.csv`` and ``<stem>.json`` (a list of records, one per
+    claim; NaN and infinite numbers as null) into ``folder`` with the columns :data:`EXPORT_COLUMNS`; returns
+    ``{"csv": path, "json": path}``."""
+    import json
+
+    missing = [c for c in EXPORT_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"the table lacks the ledger's columns {missing}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = table.loc[:, list(EXPORT_COLUMNS)]
+    paths = {"csv": folder / f"{stem}.csv", "json": folder / f"{stem}.json"}
+    out.to_csv(paths["csv"], index=False)
+
+    def clean(v):
+        if isinstance(v, (float, np.floating)):
+            return float(v) if np.isfinite(v) else None
+        return v.item() if isinstance(v, np.generic) else v
+
+    rows = [{k: clean(v) for k, v in r.items()} for r in out.to_dict(orient="records")]
+    paths["json"].write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return paths
 
 
 def level_counts(table: pd.DataFrame) -> pd.DataFrame:
@@ -544,6 +650,33 @@ def _evidence_html(text: str, shown: int) -> str:
     return f"<details><summary>{html.escape(head)} …</summary>{html.escape(rest)}</details>"
 
 
+def strength_text(row) -> str:
+    """What a ledger row's verdict is worth, in one line: the deciding comparison's p (and Holm's, over how many),
+    the minimum detectable effect beside the paper's effect, and the power state (with the seeds an
+    underpowered claim needs)."""
+    from .stats import format_p
+
+    parts = []
+    if np.isfinite(row["p"]):
+        p = f"p {format_p(row['p'])}" if format_p(row["p"]).startswith("<") else f"p = {format_p(row['p'])}"
+        if row["comparisons"] > 1:
+            p += f", Holm {format_p(row['p_adj'])} over {row['comparisons']}"
+        parts.append(p)
+    if np.isfinite(row["mde"]):
+        mde = f"MDE {row['mde']:.3g}"
+        if np.isfinite(row["paper_effect"]):
+            mde += f" vs paper {abs(row['paper_effect']):.3g}"
+        parts.append(mde)
+    state = row["power"]
+    if state == UNDERPOWERED and np.isfinite(row.get("seeds_needed", np.nan)):
+        state += f" (≈ {int(row['seeds_needed'])} seeds)"
+    elif state == UNDERPOWERED and row.get("seeds_needed") == np.inf:
+        state += " (no feasible seed count)"
+    if state:
+        parts.append(state)
+    return "; ".join(parts)
+
+
 def ledger_html(table: pd.DataFrame, paper: str | None = None, shown: int = 300) -> str:
     """A :func:`ledger_table` as the claims page shows it, narrow enough for the book's column at 1280 px (issue
     21): the rows of ``paper`` (all where None), no index, four columns, the verdict third: where (and the
@@ -562,6 +695,8 @@ def ledger_html(table: pd.DataFrame, paper: str | None = None, shown: int = 300)
         verdict = f"<strong>{html.escape(r['verdict'])}</strong>"
         if r["level"]:
             verdict += f"<br><small>{html.escape(r['level'])}</small>"
+        if "power" in r and r["verdict"] != NOT_RUN:
+            verdict += f"<br><small>{html.escape(strength_text(r))}</small>"
         cells = (
             f"{html.escape(r['where'])}<br><small><code>{html.escape(r['id'])}</code></small>",
             f"“{html.escape(r['claim'])}”<br><small>test: {html.escape(r['test'])}</small>",
