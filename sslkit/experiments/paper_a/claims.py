@@ -530,6 +530,15 @@ def _effects() -> dict:
             gaps(t2, "PL", ("Sup.",), ("dry_bean", "mnist")) + gaps(t2, "VAT", ("Sup.",), ("dry_bean", "mnist")),
             "Table 2 Dry Bean / MNIST gaps of PL / VAT over Sup.",
         ),
+        "A-NN-img": median_effect(
+            [
+                r["on_mean"] - r["off_mean"]
+                for t in ("a_table7", "a_table8", "a_table9", "a_table10")
+                for r in paper_numbers.load(t)
+                if r["dataset"] in ("mnist_4v9", "cifar_cvd", "mnist", "cifar10")
+            ],
+            "Tables 7-10 image-row gaps of NN on over NN off",
+        ),
         "A-F1-bal": (
             A_F1_NUMBERS["PNU"] - A_F1_NUMBERS["lin"],
             "§6.1's printed ratios, 0.953 − 0.883",

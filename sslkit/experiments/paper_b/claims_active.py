@@ -8,6 +8,7 @@ pool and the test set, so they are compared by Welch's test, unpaired."""
 
 from __future__ import annotations
 
+from .. import paper_numbers
 from ..report.ledger import (
     FAILS,
     HOLDS,
@@ -15,11 +16,14 @@ from ..report.ledger import (
     OPEN,
     Claim,
     label,
+    median_effect,
     pairs_verdict,
+    paper_gaps,
     per_seed,
     put,
     tally,
     with_deciding,
+    with_effects,
 )
 from ..report.stats import compare, judge
 from .active import AL_METHODS, WHOLE
@@ -216,3 +220,18 @@ CLAIMS = (
         b_table6_ssl_paradigm,
     ),
 )
+
+
+def _effects() -> dict:
+    """The paper's own effect of the Table 3 claims: the median over the claim's cells of the paper's Table 3."""
+    t3 = paper_numbers.load("b_table3")
+    by = ("algorithm",)
+    below = paper_gaps(t3, by, "method", "Random", SSAL_METHODS, value="acc")
+    above = paper_gaps(t3, by, "method", "RDSS", ("Random", *SSAL_METHODS), value="acc")
+    return {
+        "B-T3-1": median_effect(below, "Table 3 gaps of Random over each SSAL selection"),
+        "B-T3-2": median_effect(above, "Table 3 gaps of RDSS over Random and each SSAL selection"),
+    }
+
+
+CLAIMS = with_effects(CLAIMS, _effects())

@@ -33,12 +33,13 @@ from ..report.ledger import (
 from ..report.stats import compare, judge
 from .claims_cost import CLAIMS as COST_CLAIMS
 from .claims_cost import match_or_accuracy
-from .claims_robust import CLAIMS as ROBUST_CLAIMS
 from .claims_robust import (  # noqa: F401 -- the pages import these from here
+    C_IMB_MARGIN,
     c_robust_beats_all,
     c_robust_cold_better,
     c_robust_faster_than_ds3l,
 )
+from .claims_robust import CLAIMS as ROBUST_CLAIMS
 from .claims_speed import CLAIMS as SPEED_CLAIMS
 from .claims_speed import by_rows, per_protocol
 from .experiments import BAYESIAN, EXTENDED, TRADEOFF, VARIANTS
@@ -334,7 +335,24 @@ def _effects() -> dict:
         paper_gaps(ood, ("ratio",), "method", "retrieve", ("vat", "supervised", "l2rw", "ds3l", "crust")),
         "Table 12 MNIST OOD gaps of Retrieve over each baseline",
     )
+    out["C-R-vat"] = median_effect(
+        paper_gaps(ood, ("ratio",), "method", "retrieve", ("vat",)), "Table 12 MNIST OOD gaps of Retrieve over VAT"
+    )
+    out["C-F6-most"] = median_effect(
+        paper_gaps(ood, ("ratio",), "method", "retrieve", ("ds3l", "l2rw")),
+        "Table 12 MNIST OOD gaps of Retrieve over DS3L / L2RW",
+    )
+    imb = [r for r in t12 if r["scenario"] == "imbalance"]
+    imb_gaps = paper_gaps(imb, ("ratio",), "method", "retrieve", ("vat", "supervised", "l2rw", "ds3l", "crust"))
+    out["C-R-imb"] = median_effect(imb_gaps, "Table 12 CIFAR-10 imbalance gaps of Retrieve over each baseline")
+    out["C-R-imb-1.5"] = median_effect(
+        [g - C_IMB_MARGIN for g in imb_gaps], "Table 12 CIFAR-10 imbalance gaps of Retrieve over each baseline, − 1.5"
+    )
     hours = {r["method"]: r["hours"] for r in ood}
+    out["C-F6-5x"] = median_effect(
+        [hours[m] / hours["retrieve"] - 5.0 for m in ("ds3l", "l2rw")],
+        "Table 12 MNIST OOD DS3L / L2RW hours over Retrieve's, minus 5",
+    )
     for cid, (num, den, floor) in {
         "C-R-5x": ("ds3l", "retrieve", 5.0),
         "C-DS3L-3x": ("ds3l", "vat", 2.9),

@@ -110,13 +110,13 @@ def with_effects(claims, effects: Mapping) -> tuple:
     )
 
 
-def paper_gaps(rows, by, col: str, a: str, others, keep=None) -> list:
-    """The paper's own differences ``mean(a) − mean(b)`` for ``b`` in ``others``, per cell of ``by`` (rows of a
+def paper_gaps(rows, by, col: str, a: str, others, keep=None, value: str = "mean") -> list:
+    """The paper's own differences ``value(a) − value(b)`` for ``b`` in ``others``, per cell of ``by`` (rows of a
     :mod:`~sslkit.experiments.paper_numbers` table; ``col`` names the compared method, ``keep`` filters rows)."""
     cells: dict = {}
     for r in rows:
         if keep is None or keep(r):
-            cells.setdefault(tuple(r[k] for k in by), {})[str(r[col])] = r["mean"]
+            cells.setdefault(tuple(r[k] for k in by), {})[str(r[col])] = r[value]
     return [v[a] - v[b] for v in cells.values() if a in v for b in others if b in v]
 
 
