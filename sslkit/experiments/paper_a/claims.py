@@ -131,7 +131,9 @@ def a_table1_pl_best_mnist(records):
         return NOT_RUN, "no MNIST 4v9 (15,45) record"
     best = max((m for m in row if m != "PL"), key=lambda m: mean(row[m]))
     c = compare(row["PL"], row[best])
-    return verdict_of(c), f"PL {mean(row['PL']):.1f} against the best other ({best}) {mean(row[best]):.1f}: {c.short()}"
+    return verdict_of(
+        c, f"PL − {best}"
+    ), f"PL {mean(row['PL']):.1f} against the best other ({best}) {mean(row[best]):.1f}: {c.short()}"
 
 
 def best_other(row: dict, method: str) -> str | None:
@@ -189,7 +191,7 @@ def a_table2_ours_not_below_sup(records):
     lies wholly below."""
     rows = a_rows(records, ("dry_bean", "mnist"))
     judged = [
-        (f"{label(k)} {m}", *not_below(v[m], v["Sup."], A_COMPARABLE))
+        (f"{label(k)} {m}", *not_below(v[m], v["Sup."], A_COMPARABLE, label=f"{label(k)} {m} − Sup."))
         for k, v in rows.items()
         for m in ("Ours (Iter)", "Ours (EC)")
         if m in v and "Sup." in v

@@ -51,7 +51,9 @@ def a_cov_size_saturates(records):
     rows = {k: v for k, v in _cov_rows(records).items() if 50 in v and 1000 in v}
     if not rows:
         return NOT_RUN, "no Table 4 record with 50 and 1000 covariance examples"
-    judged = [(label(k), *not_below(v[50], v[1000], A_COMPARABLE)) for k, v in rows.items()]
+    judged = [
+        (label(k), *not_below(v[50], v[1000], A_COMPARABLE, label=f"{label(k)} 50 − 1000")) for k, v in rows.items()
+    ]
     verdict = all_of(v for _, v, _ in judged)
     return verdict, f"50 − 1000 per class, not below −{A_COMPARABLE:g}: " + "; ".join(
         f"{lab} {c.short()} [{v}]" for lab, v, c in judged
@@ -62,7 +64,7 @@ def a_cov_small_no_collapse(records):
     """App. D.2: with 1, 2 or 3 covariance examples per class, accuracy less than 3.7 points (:data:`A_NO_COLLAPSE`)
     below that with 1000, in every row (non-inferiority at 3.7)."""
     judged = [
-        (f"{label(k)} {size}/class", *not_below(v[size], v[1000], A_NO_COLLAPSE))
+        (f"{label(k)} {size}/class", *not_below(v[size], v[1000], A_NO_COLLAPSE, label=f"{label(k)} {size} − 1000"))
         for k, v in sorted(_cov_rows(records).items())
         if 1000 in v
         for size in (1, 2, 3)
@@ -111,7 +113,7 @@ def a_ec_distances_nonzero(records):
     diag = _ec_diag(records)
     if not diag:
         return NOT_RUN, "no Table 5 (ec_diag) record"
-    judged = [(label(k), *at_least([x for x, _ in d.values()], 0.0)) for k, d in sorted(diag.items())]
+    judged = [(label(k), *at_least([x for x, _ in d.values()], 0.0, label(k))) for k, d in sorted(diag.items())]
     return all_of(v for _, v, _ in judged), "; ".join(f"{lab}: {c.short(3)}" for lab, _, c in judged)
 
 
@@ -155,7 +157,7 @@ def a_nn_small_on_tabular(records):
     rows = _nn_rows(records, A_TABULAR + ("covertype", "shuttle", "dry_bean"))
     if not rows:
         return NOT_RUN, "no tabular nn record"
-    results = {k: within(v["on"], v["off"], NN_SMALL) for k, v in rows.items()}
+    results = {k: within(v["on"], v["off"], NN_SMALL, label=f"{label(k)} on − off") for k, v in rows.items()}
     judged = [v for v, _ in results.values()]
     small, large = judged.count(HOLDS), judged.count(FAILS)
     verdict = HOLDS if small > len(rows) / 2 else FAILS if large >= len(rows) / 2 else OPEN
@@ -209,7 +211,7 @@ def a_more_robust(rows):
                 for o in ("Ours (Iter)", "Ours (EC)"):
                     if o in v:
                         c = compare(v[o], v[m])
-                        judged.append((f"{label(k)} {o} − {m}", directed(c), c))
+                        judged.append((f"{label(k)} {o} − {m}", directed(c, label=f"{label(k)} {o} − {m}"), c))
     if not judged:
         return OPEN, "PL and VAT significantly below Sup. in no row: nothing to be more robust against"
     return all_of(
@@ -228,7 +230,10 @@ def match_or_beat(rows, ours, baselines) -> tuple[str, str]:
         if not mine:
             continue
         best = max(mine, key=lambda m: mean(v[m]))
-        judged += [(f"{label(k)} {best} − {b}", *not_below(v[best], v[b], A_COMPARABLE)) for b in baselines if b in v]
+        for b in baselines:
+            if b in v:
+                lab = f"{label(k)} {best} − {b}"
+                judged.append((lab, *not_below(v[best], v[b], A_COMPARABLE, label=lab)))
     if not judged:
         return NOT_RUN, "no row with our method and a baseline"
     verdicts = [v for _, v, _ in judged]

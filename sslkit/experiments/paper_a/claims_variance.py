@@ -84,7 +84,10 @@ def a_figure1_imbalanced_reduction(records):
                 comps.append(
                     (
                         f"{label(key)} θ1 {r['theta1']:g} {e}",
-                        judge(compare_estimates(*_estimate(bal.iloc[0], e), *_estimate(r, e))),
+                        judge(
+                            compare_estimates(*_estimate(bal.iloc[0], e), *_estimate(r, e)),
+                            label=f"{label(key)} θ1 {r['theta1']:g} {e}: balanced − imbalanced",
+                        ),
                     )
                 )
     if not comps:

@@ -120,7 +120,10 @@ def b_table1_rdss_vs_stratified(records):
     rows = {k: v for k, v in _table1_rows(records).items() if {"RDSS", "Stratified"} <= set(v)}
     if not rows:
         return NOT_RUN, "no setting with RDSS and Stratified"
-    judged = [(label(k), *not_below(v["RDSS"], v["Stratified"], APPROACHES)) for k, v in rows.items()]
+    judged = [
+        (label(k), *not_below(v["RDSS"], v["Stratified"], APPROACHES, label=f"{label(k)} RDSS − Stratified"))
+        for k, v in rows.items()
+    ]
     verdicts = [v for _, v, _ in judged]
     n = len(verdicts)
     verdict = HOLDS if verdicts.count(HOLDS) > n / 2 else FAILS if verdicts.count(FAILS) >= n / 2 else OPEN
@@ -184,7 +187,7 @@ def _margin_shrinks(records, rival=None) -> tuple[str, str]:
             margins.append([row["RDSS"][s] - row[other][s] for s in sorted(set(row["RDSS"]) & set(row[other]))])
         if len(margins) == 2:
             c = compare(*margins)
-            judged.append((f"{label(k)}: margin at m = {lo} − at m = {hi}", directed(c), c))
+            judged.append((f"{label(k)}: margin at m = {lo} − at m = {hi}", directed(c, label=label(k)), c))
     if not judged:
         return NOT_RUN, "no (algorithm, dataset) with RDSS at two budgets"
     return all_of(v for _, v, _ in judged), "; ".join(f"{lab} {c.short()}" for lab, _, c in judged)

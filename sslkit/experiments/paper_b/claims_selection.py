@@ -84,7 +84,11 @@ def b_figure2_similar_small_m(records):
     if not rows:
         return NOT_RUN, "no record"
     small = min(f for v in rows.values() for f in v)
-    judged = {k: within(v[small], {s: 0.0 for s in v[small]}, GKHR_SIMILAR) for k, v in rows.items() if small in v}
+    judged = {
+        k: within(v[small], {s: 0.0 for s in v[small]}, GKHR_SIMILAR, label=label(k))
+        for k, v in rows.items()
+        if small in v
+    }
     verdicts = [v for v, _ in judged.values()]
     verdict = HOLDS if set(verdicts) == {HOLDS} else FAILS if FAILS in verdicts else OPEN
     worst = max(judged.items(), key=lambda kv: abs(kv[1][1].diff))
@@ -144,7 +148,10 @@ def b_figure2_similar_low_budget(records):
     rows = per_seed(records, ("distribution", "n", "fraction"), "fraction", "D")
     if not rows:
         return NOT_RUN, "no Figure 2 record"
-    judged = [(label(k), *within(compare_to(v[k[2]], 0.0), None, GKHR_SIMILAR)) for k, v in sorted(rows.items())]
+    judged = [
+        (label(k), *within(compare_to(v[k[2]], 0.0), None, GKHR_SIMILAR, label=label(k)))
+        for k, v in sorted(rows.items())
+    ]
     verdicts = [v for _, v, _ in judged]
     worst = max(judged, key=lambda t: abs(t[2].diff))
     return all_of(verdicts), (
@@ -173,7 +180,7 @@ def _complexity(records, metric, name):
     slopes = _loglog_slopes(records, metric)
     if not slopes:
         return NOT_RUN, f"no {metric} in the Figure 2 records"
-    judged = [(d, *at_most(s, 1.0)) for d, s in sorted(slopes.items())]
+    judged = [(d, *at_most(s, 1.0, d)) for d, s in sorted(slopes.items())]
     return all_of(v for _, v, _ in judged), (
         f"{name}: slope of log time on log(mn) per seed, minus 1: "
         + "; ".join(f"{d} (slope {mean(slopes[d]):.2f}) {c.short()}" for d, _, c in judged)
@@ -202,7 +209,7 @@ def b_random_unbalanced(records):
     if not {"Random", "RDSS"} <= set(mins):
         return NOT_RUN, "no Random and RDSS Figure 3 record"
     c1, c2 = compare(mins["Random"], mins["RDSS"]), compare(mmd["Random"], mmd["RDSS"])
-    return all_of([directed(c1, "lower"), directed(c2, "higher")]), (
+    return all_of([directed(c1, "lower", "smallest class count"), directed(c2, "higher", "MMD²")]), (
         f"smallest class count Random − RDSS {c1.short()}; MMD² Random − RDSS {c2.short(5)}"
     )
 

@@ -104,7 +104,7 @@ def c_warm_better(records):
     halves = {}
     for what, table, good in (("accuracy", acc, "higher"), ("CPU time", sec, "lower")):
         judged = [(f"{k[1]} {k[2]:g}", compare(table[k]["default"], table[k]["no_warm"])) for k in keys]
-        verdicts = [directed(c, good) for _, c in judged]
+        verdicts = [directed(c, good, f"{what} {lab}") for lab, c in judged]
         halves[what] = (all_of(verdicts), "; ".join(f"{lab} {c.short()}" for lab, c in judged))
     return all_of(v for v, _ in halves.values()), " | ".join(
         f"{what}, warm − no warm: {v} ({t})" for what, (v, t) in halves.items()
@@ -171,7 +171,7 @@ def c_bayesian_worse(records):
             for (a, f, reading), v in sorted(bayes.items())
             if (a, f) in retrieve
         ]
-        verdicts = [directed(c, good) for _, c in judged]
+        verdicts = [directed(c, good, f"{what} {lab}") for lab, c in judged]
         halves[what] = (all_of(verdicts), "; ".join(f"{lab} {c.short()}" for lab, c in judged) or "no pair")
     return all_of(v for v, _ in halves.values()), " | ".join(
         f"{what}, Retrieve − Bayesian: {v} ({t})" for what, (v, t) in halves.items()

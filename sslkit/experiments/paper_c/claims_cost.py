@@ -70,9 +70,10 @@ def match_or_accuracy(runs: dict, floor: float) -> tuple[str, str]:
     else not resolved (a seed cut-off never decides)."""
     speedups = {s: r["match_speedup"] for s, r in runs.items()}
     if all(x is not None for x in speedups.values()):
-        verdict, c = at_least(speedups, floor)
+        verdict, c = at_least(speedups, floor, "speed-up to Full's accuracy")
         return verdict, f"{mean(speedups):.1f}x, − {floor:g} {c.short()}"
-    c = judge(compare({s: r["test_acc"] for s, r in runs.items()}, {s: r["full_acc"] for s, r in runs.items()}))
+    acc, full = {s: r["test_acc"] for s, r in runs.items()}, {s: r["full_acc"] for s, r in runs.items()}
+    c = judge(compare(acc, full), label="accuracy − Full")
     reached = sum(x is not None for x in speedups.values())
     verdict = FAILS if c.verdict == "lower" else OPEN
     return verdict, f"{reached} of {len(runs)} seeds reach Full's accuracy; accuracy − Full {c.short()}"
@@ -104,10 +105,10 @@ def c_mt_extended_better(records):
     judged = []
     for k, rs in sorted(by.items()):
         ca = compare({r["seed"]: r["test_acc"] for r in rs}, {r["seed"]: r["full_acc"] for r in rs})
-        vs, cs = at_least({r["seed"]: r["speedup"] for r in rs}, C_MT_BETTER)
+        vs, cs = at_least({r["seed"]: r["speedup"] for r in rs}, C_MT_BETTER, f"{label(k)} speed-up")
         judged.append(
             (
-                all_of([directed(ca), vs]),
+                all_of([directed(ca, label=f"{label(k)} accuracy − Full"), vs]),
                 f"{label(k)}: accuracy − Full {ca.short()}; speed-up − {C_MT_BETTER:g} {cs.short()}",
             )
         )
@@ -219,7 +220,7 @@ def c_stochastic_greedy(records):
         slopes = {k: float(np.polyfit(*np.array(p).T, 1)[0]) for k, p in pts.items() if len(p) >= 2}
         if not slopes:
             return NOT_RUN, "no Retrieve selection timing at two budgets"
-        verdict, c = at_most(slopes, 1.0)
+        verdict, c = at_most(slopes, 1.0, "slope")
         return verdict, f"slope {mean(slopes):.2f} over {len(slopes)} (algorithm, seed); − 1 {c.short()}"
 
     rows = [{**r["config"], "seed": r["seed"], **r["metrics"]} for r in records if set(r["config"]) == MAIN_KEYS]

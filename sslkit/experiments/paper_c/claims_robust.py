@@ -159,7 +159,7 @@ def _time_ratio(num: str, den: str, floor: float):
             a, b = col(c, num, "seconds"), col(c, den, "seconds")
             ratios = {s: a[s] / b[s] for s in sorted(set(a) & set(b))}
             if ratios:
-                judged.append((ratio, mean(ratios), *at_least(ratios, floor)))
+                judged.append((ratio, mean(ratios), *at_least(ratios, floor, f"ratio {ratio:g}: {num}/{den} time")))
         if not judged:
             return NOT_RUN, f"no {num} run beside {den}"
         return all_of(v for *_, v, _ in judged), ", ".join(
@@ -239,7 +239,19 @@ def _both(cells, other: str, name: str):
         if {"retrieve", other} <= set(c):
             ca = compare(col(c, "retrieve", "test_acc"), col(c, other, "test_acc"))
             ct = compare(col(c, "retrieve", "seconds"), col(c, other, "seconds"))
-            judged.append((ratio, all_of([directed(ca), directed(ct, "lower")]), ca, ct))
+            judged.append(
+                (
+                    ratio,
+                    all_of(
+                        [
+                            directed(ca, label=f"ratio {ratio:g} accuracy"),
+                            directed(ct, "lower", f"ratio {ratio:g} time"),
+                        ]
+                    ),
+                    ca,
+                    ct,
+                )
+            )
     if not judged:
         return NOT_RUN, f"no {name} run beside Retrieve"
     return all_of(v for _, v, _, _ in judged), ", ".join(
@@ -260,7 +272,15 @@ def c_robust_mixup_minimal(records):
 
     def test(cells):
         judged = [
-            (ratio, *within(col(c, "crust", "test_acc"), col(c, "crust_nomixup", "test_acc"), C_MIXUP_MINIMAL))
+            (
+                ratio,
+                *within(
+                    col(c, "crust", "test_acc"),
+                    col(c, "crust_nomixup", "test_acc"),
+                    C_MIXUP_MINIMAL,
+                    label=f"ratio {ratio:g}",
+                ),
+            )
             for ratio, c in sorted(cells.items())
             if {"crust", "crust_nomixup"} <= set(c)
         ]

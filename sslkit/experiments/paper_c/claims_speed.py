@@ -89,8 +89,8 @@ def _speed_and_loss(speed_floor, loss_ceiling, algorithms=None):
         for (a, f), v in sorted(speed.items()):
             if "retrieve" not in v or (algorithms and a not in algorithms):
                 continue
-            vs, cs = at_least(v["retrieve"], speed_floor)
-            vl, cl = at_most(loss[(a, f)]["retrieve"], loss_ceiling)
+            vs, cs = at_least(v["retrieve"], speed_floor, f"{a} {f:g} speed-up")
+            vl, cl = at_most(loss[(a, f)]["retrieve"], loss_ceiling, f"{a} {f:g} loss")
             text = (
                 f"{f:g}: {mean(v['retrieve']):.2f}x (− {speed_floor:g} {cs.short()}), loss "
                 f"{mean(loss[(a, f)]['retrieve']):.2f} (− {loss_ceiling:g} {cl.short()})"

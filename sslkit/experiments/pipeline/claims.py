@@ -36,7 +36,7 @@ def not_less_accurate(records, arm: str):
     difference lies above −:data:`MARGIN` points, does not hold when for some method it lies wholly below it, not
     resolved otherwise. A significant drop inside the margin is what "not less accurate" at that margin allows."""
     rows = arm_values(records)
-    judged = [(m, *not_below(v[arm], v["none"], MARGIN)) for m, v in rows.items() if arm in v and "none" in v]
+    judged = [(m, *not_below(v[arm], v["none"], MARGIN, label=m)) for m, v in rows.items() if arm in v and "none" in v]
     if not judged:
         return NOT_RUN, f"no {arm} run beside a none run"
     verdict = all_of(v for _, v, _ in judged)

@@ -220,32 +220,32 @@ def pairs_verdict(pairs, what: str) -> tuple[str, str]:
     return verdict, with_deciding(counts_text(counts, what), comparisons, verdict)
 
 
-def verdict_of(c: Comparison) -> str:
+def verdict_of(c: Comparison, label: str = "") -> str:
     """ "a is higher than b" for one comparison: holds / does not hold / not resolved."""
-    judge(c)
+    judge(c, label=label)
     return {"higher": HOLDS, "lower": FAILS}.get(c.verdict, OPEN)
 
 
-def directed(c: Comparison, good: str = "higher") -> str:
+def directed(c: Comparison, good: str = "higher", label: str = "") -> str:
     """The claim's verdict from one comparison whose ``good`` direction ("higher" / "lower") supports it: holds
     on a significant result that way, does not hold on one the other way, else not resolved."""
-    judge(c, good)
+    judge(c, good, label=label)
     if c.verdict == "not resolved":
         return OPEN
     return HOLDS if c.verdict == good else FAILS
 
 
-def at_least(values, floor: float) -> tuple[str, Comparison]:
+def at_least(values, floor: float, label: str = "") -> tuple[str, Comparison]:
     """ "At least ``floor``" for per-seed ``values``: the one-sample test (:func:`.stats.compare_to`) -- holds when
     the mean is significantly above ``floor``, does not hold when significantly below."""
     c = compare_to(values, float(floor))
-    return directed(c, "higher"), c
+    return directed(c, "higher", label), c
 
 
-def at_most(values, ceiling: float) -> tuple[str, Comparison]:
+def at_most(values, ceiling: float, label: str = "") -> tuple[str, Comparison]:
     """ "At most ``ceiling``": the mirror of :func:`at_least`."""
     c = compare_to(values, float(ceiling))
-    return directed(c, "lower"), c
+    return directed(c, "lower", label), c
 
 
 def all_of(verdicts) -> str:

@@ -87,7 +87,7 @@ POWER = 0.8
 #: the rule in one sentence, for pages and tables
 RULE = (
     "Welch's t-test with Welch–Satterthwaite degrees of freedom (paired t-test over seeds where both sides ran "
-    "the same seeds), two-sided at 5 %, Holm-adjusted over the comparisons of one claim; 'not resolved' otherwise"
+    "the same seeds), two-sided at 5 %; 'not resolved' otherwise"
 )
 
 
@@ -444,18 +444,19 @@ def _margin(margin) -> float:
     return float(margin)
 
 
-def within(a, b, margin: float, *, alpha: float = ALPHA) -> tuple[str, Comparison]:
+def within(a, b, margin: float, *, alpha: float = ALPHA, label: str = "") -> tuple[str, Comparison]:
     """Is ``a`` within ``± margin`` of ``b``? ``("holds" | "does not hold" | "not resolved", comparison)``: holds
     when the whole (1 − alpha) interval of the difference lies inside ``(−margin, margin)``, does not hold when
     it lies wholly outside, not resolved otherwise (also with too few seeds). ``within(c, None, margin)`` judges
     a :class:`Comparison` already made (e.g. by :func:`compare_estimates`). Decided by the two shifted tests
-    (``diff + margin`` above 0, ``diff − margin`` below 0; :func:`shifted`), each judged for the claim."""
+    (``diff + margin`` above 0, ``diff − margin`` below 0; :func:`shifted`), each judged for the claim (as
+    ``label``)."""
     margin = _margin(margin)
     c = a if isinstance(a, Comparison) and b is None else compare(a, b, alpha=alpha)
     if not math.isfinite(c.p):
         return OPEN, c
-    above = judge(shifted(c, margin, alpha=alpha), HIGHER, shift=margin)
-    below = judge(shifted(c, -margin, alpha=alpha), LOWER, shift=-margin)
+    above = judge(shifted(c, margin, alpha=alpha), HIGHER, shift=margin, label=label)
+    below = judge(shifted(c, -margin, alpha=alpha), LOWER, shift=-margin, label=label)
     if above.verdict == HIGHER and below.verdict == LOWER:
         return "holds", c
     if above.verdict == LOWER or below.verdict == HIGHER:
@@ -463,7 +464,7 @@ def within(a, b, margin: float, *, alpha: float = ALPHA) -> tuple[str, Compariso
     return OPEN, c
 
 
-def not_below(a, b, margin: float, *, alpha: float = ALPHA) -> tuple[str, Comparison]:
+def not_below(a, b, margin: float, *, alpha: float = ALPHA, label: str = "") -> tuple[str, Comparison]:
     """Does ``a`` match or beat ``b`` (non-inferiority at ``margin``)? ``("holds" | "does not hold" | "not
     resolved", comparison)``: holds when the whole (1 − alpha) interval of ``a − b`` lies above ``−margin``, does
     not hold when it lies wholly below ``−margin``, not resolved otherwise (also with too few seeds) --
@@ -473,5 +474,5 @@ def not_below(a, b, margin: float, *, alpha: float = ALPHA) -> tuple[str, Compar
     c = a if isinstance(a, Comparison) and b is None else compare(a, b, alpha=alpha)
     if not math.isfinite(c.p):
         return OPEN, c
-    up = judge(shifted(c, margin, alpha=alpha), HIGHER, shift=margin)
+    up = judge(shifted(c, margin, alpha=alpha), HIGHER, shift=margin, label=label)
     return {HIGHER: "holds", LOWER: "does not hold"}.get(up.verdict, OPEN), c
