@@ -58,6 +58,17 @@ def test_holm_matches_the_step_down_formula(seed):
     assert S.holm(ps) == pytest.approx(expect.tolist())
 
 
+def test_two_cells_with_equal_numbers_are_two_hypotheses():
+    a, b = {s: 1.0 + 0.1 * s for s in range(5)}, {s: 0.9 + 0.12 * s for s in range(5)}
+    with S.family() as f:
+        S.judge(S.compare(a, b), label="row 1")
+        S.judge(S.compare(a, b), label="row 2")  # the same numbers in another cell: counted
+        S.judge(S.compare(a, b), label="row 2")  # the same cell judged twice: once
+    assert len(f.judged) == 2
+    (key,) = f.holm()
+    assert f.holm()[key] == pytest.approx(min(1.0, 2 * S.compare(a, b).p))
+
+
 def test_holm_refuses_a_non_probability():
     with pytest.raises(ValueError, match="p-values"):
         S.holm([0.2, 1.5])

@@ -210,9 +210,10 @@ def _outcome(diff, se, df, n, test, alpha) -> Comparison:
 
 @dataclass
 class Family:
-    """The comparisons one claim's test judges (:func:`judge`), in the order judged: ``judged[key] = (comparison,
-    good, shift, label)``. ``adjusted``: ``{key: Holm-adjusted p}`` on the second pass (None on the first), which
-    :func:`compare` and the other tests then read their verdicts from."""
+    """The comparisons one claim's test judges (:func:`judge`), in the order judged: ``judged[(key, label)] =
+    (comparison, good, shift, label)`` -- two cells whose numbers happen to coincide are two hypotheses, one
+    comparison judged twice under one label is one. ``adjusted``: ``{key: Holm-adjusted p}`` on the second pass
+    (None on the first), which :func:`compare` and the other tests then read their verdicts from."""
 
     adjusted: dict | None = None
     judged: dict = field(default_factory=dict)
@@ -221,8 +222,11 @@ class Family:
 
     def holm(self) -> dict:
         """``{key: Holm-adjusted p}`` over the judged comparisons that have a p (:func:`holm`)."""
-        keys = [k for k, (c, *_) in self.judged.items() if math.isfinite(c.p)]
-        return dict(zip(keys, holm([self.judged[k][0].p for k in keys]), strict=True))
+        tested = [c for c, *_ in self.judged.values() if math.isfinite(c.p)]
+        out: dict = {}
+        for c, p in zip(tested, holm([c.p for c in tested]), strict=True):
+            out[c.key] = max(p, out.get(c.key, 0.0))  # equal numbers in two cells: the larger adjusted p
+        return out
 
 
 _FAMILY: contextvars.ContextVar = contextvars.ContextVar("sslkit_family", default=None)
@@ -266,8 +270,8 @@ def judge(c: Comparison, good: str = HIGHER, *, shift: float = 0.0, label: str =
     if good not in (HIGHER, LOWER):
         raise ValueError(f"good must be 'higher' or 'lower', got {good!r}")
     f = _FAMILY.get()
-    if f is not None and c.key not in f.judged:
-        f.judged[c.key] = (c, good, float(shift), label)
+    if f is not None and (c.key, label) not in f.judged:
+        f.judged[(c.key, label)] = (c, good, float(shift), label)
     return c
 
 
