@@ -16,6 +16,7 @@ from sslkit.experiments.paper_b import claims_selection as CBS
 from sslkit.experiments.paper_c import claims as CC
 from sslkit.experiments.report import ledger as L
 from sslkit.experiments.report import stats as S
+from sslkit.experiments.report import verdicts as V
 
 H, F, OPEN_, N = L.HOLDS, L.FAILS, L.OPEN, L.NOT_RUN
 
@@ -86,7 +87,7 @@ def test_a_claim_of_many_comparisons_is_decided_by_the_adjusted_p():
     assert raw.verdict == "lower" and 0.0025 < raw.p < 0.05  # significant alone, not among 20
     c = claim(lambda records: L.pairs_verdict(pairs, "rows"))
     assert c.fn([])[0] == F  # outside the ledger: the raw rule
-    j = L.judgement(c, [{}])
+    j = V.judgement(c, [{}])
     assert j.verdict == OPEN_ and len(j.tests) == 20
     first = next(t for t in j.tests if t[0] == "row 0")[1]
     assert first.p == pytest.approx(raw.p) and first.p_adj == pytest.approx(
@@ -107,13 +108,13 @@ def test_does_not_hold_needs_a_significant_effect_against_the_claim():
         S.judge(S.compare(flat, {s: v + 0.01 * np.cos(s) for s, v in flat.items()}))
         return F, "not every seed reaches the target"
 
-    assert L.judgement(claim(cutoff), [{}]).verdict == OPEN_
+    assert V.judgement(claim(cutoff), [{}]).verdict == OPEN_
 
     def against(records):
         c = S.judge(S.compare({s: v - 1 for s, v in flat.items()}, flat))
         return (F if c.verdict == "lower" else OPEN_), c.short()
 
-    j = L.judgement(claim(against), [{}])
+    j = V.judgement(claim(against), [{}])
     assert j.verdict == F and j.deciding[1].verdict == "lower"
 
 
@@ -121,7 +122,7 @@ def test_holds_needs_a_significant_comparison_for_the_claim():
     def by_means(records):
         return H, "first by mean"
 
-    assert L.judgement(claim(by_means), [{}]).verdict == OPEN_
+    assert V.judgement(claim(by_means), [{}]).verdict == OPEN_
 
 
 def test_no_does_not_hold_on_the_committed_records_lacks_a_significant_adjusted_effect_against_it(committed):
@@ -134,7 +135,7 @@ def test_no_does_not_hold_on_the_committed_records_lacks_a_significant_adjusted_
     for cid in fails["id"]:
         c = by_id[cid]
         records, _, _ = L.claim_records(c)
-        j = L.judgement(c, records)
+        j = V.judgement(c, records)
         lab, comp, good, shift = j.deciding
         assert comp.verdict not in ("not resolved", good), cid  # significant (adjusted), and the other way
         assert comp.p_decides < S.ALPHA and comp.p_decides >= comp.p
@@ -309,12 +310,12 @@ def test_power_state_splits_not_resolved():
     def fn(records):
         return L.directed(S.compare(x, y)), ""
 
-    small = L.power_columns(claim(fn, effect=0.01), L.judgement(claim(fn), [{}]))
-    large = L.power_columns(claim(fn, effect=50.0), L.judgement(claim(fn), [{}]))
-    none = L.power_columns(claim(fn), L.judgement(claim(fn), [{}]))
-    assert small["power"] == L.UNDERPOWERED and small["seeds_needed"] > 6
-    assert large["power"] == L.NO_EFFECT and math.isnan(large["seeds_needed"])
-    assert none["power"] == L.NO_NUMBER
+    small = V.power_columns(claim(fn, effect=0.01), V.judgement(claim(fn), [{}]))
+    large = V.power_columns(claim(fn, effect=50.0), V.judgement(claim(fn), [{}]))
+    none = V.power_columns(claim(fn), V.judgement(claim(fn), [{}]))
+    assert small["power"] == V.UNDERPOWERED and small["seeds_needed"] > 6
+    assert large["power"] == V.NO_EFFECT and math.isnan(large["seeds_needed"])
+    assert none["power"] == V.NO_NUMBER
 
 
 # ------------------------------------------------------------------------------------------------ export
@@ -329,12 +330,12 @@ def test_the_ledger_has_the_export_columns_for_every_claim(committed):
     assert (ran["deciding evidence"] != "").all()
     decided = ran[(ran["comparisons"] > 0) & ran["p"].notna()]
     assert (decided["p_adj"] >= decided["p"] - 1e-12).all()  # Holm never lowers a p
-    assert set(committed["power"]) <= {"", L.UNDERPOWERED, L.NO_EFFECT, L.POWERED, L.NO_NUMBER}
+    assert set(committed["power"]) <= {"", V.UNDERPOWERED, V.NO_EFFECT, V.POWERED, V.NO_NUMBER}
     assert (committed["state"] == committed["verdict"]).all()
 
 
 def test_ledger_exports_as_csv_and_json(tmp_path, committed):
-    paths = L.export_ledger(committed, tmp_path)
+    paths = V.export_ledger(committed, tmp_path)
     csv = pd.read_csv(paths["csv"])
     data = json.loads(paths["json"].read_text(encoding="utf-8"))
     assert list(csv["id"]) == list(committed["id"]) and len(data) == len(committed)

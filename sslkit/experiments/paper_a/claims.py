@@ -6,7 +6,6 @@ are in :mod:`.claims_variance`."""
 
 from __future__ import annotations
 
-from .. import paper_numbers
 from ..report.ledger import (
     FAILS,
     HOLDS,
@@ -16,24 +15,20 @@ from ..report.ledger import (
     all_of,
     label,
     mean,
-    median_effect,
     pairs_verdict,
-    paper_gaps,
     put,
-    rank,
-    significantly_above,
     tally,
     tally_verdicts,
     verdict_of,
     with_deciding,
-    with_effects,
 )
-from ..report.stats import aside, compare, judge, not_below
-from .claims_appendix import A_COMPARABLE, A_TABULAR, a_more_robust, a_pl_vat_strong, match_or_beat
+from ..report.stats import compare, judge, not_below
+from ..report.verdicts import with_effects
+from .claims_appendix import A_COMPARABLE, A_TABULAR, a_more_robust, a_pl_vat_strong, first_or_second, match_or_beat
 from .claims_appendix import CLAIMS as APPENDIX_CLAIMS
+from .claims_effects import effects
 from .claims_variance import (
     A_F1_MARGIN,
-    A_F1_NUMBERS,
     a_appendix_b_ratios_fall,
     a_appendix_b_skewed_more,
     a_figure1_balanced_bce,
@@ -64,51 +59,10 @@ def a_rows(records, datasets=None) -> dict:
     return rows
 
 
-def _first_or_second(rows: dict, methods, share: float) -> tuple[str, str]:
-    """Every method of ``methods`` ranks first or second in at least ``share`` of the rows, read by the significant
-    comparisons behind the ranking (never by the means alone): a row counts for the claim where each method is
-    significantly above every other method but at most one, and against it where two or more methods are
-    significantly above one of them. Holds when the rows for reach ``share``, does not hold when the rows against
-    leave fewer than ``share`` possible, not resolved otherwise; the ranks by mean are in the evidence."""
-    rows = {k: v for k, v in rows.items() if all(m in v for m in methods)}
-    if not rows:
-        return NOT_RUN, "no row with these methods"
-    by_mean = sum(all(rank(v, m) <= 2 for m in methods) for v in rows.values())
-    cs = {
-        (k, m): [judge(compare(v[m], v[o]), label=f"{label(k)} {m} − {o}") for o in v if o != m]
-        for k, v in rows.items()
-        for m in methods
-    }
-    against = sum(any(sum(c.verdict == "lower" for c in cs[(k, m)]) >= 2 for m in methods) for k in rows)
-    supported = sum(
-        all(sum(c.verdict == "higher" for c in cs[(k, m)]) >= len(v) - 2 for m in methods) for k, v in rows.items()
-    )
-    need = share * len(rows)
-    verdict = HOLDS if supported >= need else FAILS if len(rows) - against < need else OPEN
-    text = (
-        f"first or second by mean in {by_mean} of {len(rows)} rows; significantly above all others but at most one "
-        f"in {supported}; two or more methods significantly above in {against} (need {need:g} rows)"
-    )
-    missed = [(k, m) for k, v in rows.items() for m in methods if rank(v, m) > 2]
-    if missed:  # each missed row: the second method significantly above, or the closest one above
-        parts = []
-        for k, m in missed:
-            with aside():
-                above = sorted(significantly_above(rows[k], m), key=lambda mc: mc[1].p)
-            if len(above) >= 2:
-                parts.append(f"{label(k)}: {m} below {above[1][0]} {above[1][1].short()}")
-            else:
-                second = sorted((o for o in rows[k] if o != m), key=lambda o: -mean(rows[k][o]))[1]
-                with aside():
-                    parts.append(f"{label(k)}: {m} vs {second} {compare(rows[k][m], rows[k][second]).short()}")
-        text += "; not first or second by mean: " + "; ".join(parts)
-    return verdict, text
-
-
 def a_table1_first_or_second(records):
     """Table 1: Ours (Iter) first or second in "almost all" rows (read: at least 21 of 24 of them, the paper's own
     share, :data:`ALMOST_ALL`)."""
-    return _first_or_second(a_rows(records), ["Ours (Iter)"], ALMOST_ALL)
+    return first_or_second(a_rows(records), ["Ours (Iter)"], ALMOST_ALL)
 
 
 def a_table1_risk_rewrite_beats_pl_vat(records):
@@ -158,7 +112,7 @@ def a_table1_pl_fails_cifar(records):
 
 def a_table2_ours_first_or_second(records):
     """Table 2, Covertype and Shuttle: Ours (Iter) and Ours (EC) first or second in every row."""
-    verdict, text = _first_or_second(a_rows(records, ("covertype", "shuttle")), ["Ours (Iter)", "Ours (EC)"], 1.0)
+    verdict, text = first_or_second(a_rows(records, ("covertype", "shuttle")), ["Ours (Iter)", "Ours (EC)"], 1.0)
     have = {d for d, _ in a_rows(records, ("covertype",))}
     return verdict, text + ("" if have else "; Covertype: no record (Shuttle only)")
 
@@ -508,53 +462,4 @@ OPEN_ITEMS = (
 )
 
 
-def _effects() -> dict:
-    """The paper's own effect of the claims whose tables give one (:func:`~..report.ledger.median_effect`): the
-    median over the claim's comparisons in the paper's Tables 1-2, in accuracy points; Figure 1's gap as printed."""
-    t1, t2 = paper_numbers.load("a_table1"), paper_numbers.load("a_table2")
-    by = ("dataset", "setting")
-
-    def gaps(rows, a, others, datasets):
-        return paper_gaps(rows, by, "method", a, others, lambda r: r["dataset"] in datasets)
-
-    t1_pl = [b - p for b, p in ((max(v for m, v in c.items() if m != "PL"), c["PL"]) for c in _cells(t1, "cifar_cvd"))]
-    return {
-        "A-T1-rr": median_effect(
-            gaps(t1, "Ours (Iter)", ("PL", "VAT"), A_TABULAR) + gaps(t1, "PNU", ("PL", "VAT"), A_TABULAR),
-            "Table 1 tabular gaps of Ours (Iter) / PNU over PL / VAT",
-        ),
-        "A-T1-pl": median_effect(
-            [c["PL"] - max(v for m, v in c.items() if m != "PL") for c in _cells(t1, "mnist_4v9", "(15,45)")],
-            "Table 1 MNIST 4v9 (15,45) gap of PL over the best other method",
-        ),
-        "A-T1-cifar": median_effect(t1_pl, "Table 1 CIFAR CvD gaps of the best other method over PL"),
-        "A-T2-strong": median_effect(
-            gaps(t2, "PL", ("Sup.",), ("dry_bean", "mnist")) + gaps(t2, "VAT", ("Sup.",), ("dry_bean", "mnist")),
-            "Table 2 Dry Bean / MNIST gaps of PL / VAT over Sup.",
-        ),
-        "A-NN-img": median_effect(
-            [
-                r["on_mean"] - r["off_mean"]
-                for t in ("a_table7", "a_table8", "a_table9", "a_table10")
-                for r in paper_numbers.load(t)
-                if r["dataset"] in ("mnist_4v9", "cifar_cvd", "mnist", "cifar10")
-            ],
-            "Tables 7-10 image-row gaps of NN on over NN off",
-        ),
-        "A-F1-bal": (
-            A_F1_NUMBERS["PNU"] - A_F1_NUMBERS["lin"],
-            "§6.1's printed ratios, 0.953 − 0.883",
-        ),
-    }
-
-
-def _cells(rows, dataset, setting=None) -> list:
-    """``[{method: mean}]`` per setting of ``dataset`` in a paper table (one ``setting`` where given)."""
-    out: dict = {}
-    for r in rows:
-        if r["dataset"] == dataset and setting in (None, r["setting"]):
-            out.setdefault(r["setting"], {})[r["method"]] = r["mean"]
-    return list(out.values())
-
-
-CLAIMS = with_effects(CLAIMS, _effects())
+CLAIMS = with_effects(CLAIMS, effects())

@@ -20,10 +20,12 @@ from ..report.ledger import (
     mean,
     pairs_verdict,
     per_seed,
+    rank,
+    significantly_above,
     tally_verdicts,
     with_deciding,
 )
-from ..report.stats import compare, compare_to, judge, not_below, within
+from ..report.stats import aside, compare, compare_to, judge, not_below, within
 from .experiments import ABLATIONS, FIXMATCH
 
 A_TABULAR = ("adult", "banknote", "breast_cancer", "credit_default")
@@ -246,6 +248,47 @@ def match_or_beat(rows, ours, baselines) -> tuple[str, str]:
             else ""
         )
     )
+
+
+def first_or_second(rows: dict, methods, share: float) -> tuple[str, str]:
+    """Every method of ``methods`` ranks first or second in at least ``share`` of the rows, read by the significant
+    comparisons behind the ranking (never by the means alone): a row counts for the claim where each method is
+    significantly above every other method but at most one, and against it where two or more methods are
+    significantly above one of them. Holds when the rows for reach ``share``, does not hold when the rows against
+    leave fewer than ``share`` possible, not resolved otherwise; the ranks by mean are in the evidence."""
+    rows = {k: v for k, v in rows.items() if all(m in v for m in methods)}
+    if not rows:
+        return NOT_RUN, "no row with these methods"
+    by_mean = sum(all(rank(v, m) <= 2 for m in methods) for v in rows.values())
+    cs = {
+        (k, m): [judge(compare(v[m], v[o]), label=f"{label(k)} {m} − {o}") for o in v if o != m]
+        for k, v in rows.items()
+        for m in methods
+    }
+    against = sum(any(sum(c.verdict == "lower" for c in cs[(k, m)]) >= 2 for m in methods) for k in rows)
+    supported = sum(
+        all(sum(c.verdict == "higher" for c in cs[(k, m)]) >= len(v) - 2 for m in methods) for k, v in rows.items()
+    )
+    need = share * len(rows)
+    verdict = HOLDS if supported >= need else FAILS if len(rows) - against < need else OPEN
+    text = (
+        f"first or second by mean in {by_mean} of {len(rows)} rows; significantly above all others but at most one "
+        f"in {supported}; two or more methods significantly above in {against} (need {need:g} rows)"
+    )
+    missed = [(k, m) for k, v in rows.items() for m in methods if rank(v, m) > 2]
+    if missed:  # each missed row: the second method significantly above, or the closest one above
+        parts = []
+        for k, m in missed:
+            with aside():
+                above = sorted(significantly_above(rows[k], m), key=lambda mc: mc[1].p)
+            if len(above) >= 2:
+                parts.append(f"{label(k)}: {m} below {above[1][0]} {above[1][1].short()}")
+            else:
+                second = sorted((o for o in rows[k] if o != m), key=lambda o: -mean(rows[k][o]))[1]
+                with aside():
+                    parts.append(f"{label(k)}: {m} vs {second} {compare(rows[k][m], rows[k][second]).short()}")
+        text += "; not first or second by mean: " + "; ".join(parts)
+    return verdict, text
 
 
 _D1, _D2, _D3, _D4 = "App. D.1", "App. D.2", "App. D.3", "App. D.4"

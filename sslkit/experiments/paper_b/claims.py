@@ -4,7 +4,6 @@ SSL runs, the training's initialisation), so selectors, alphas and budgets of on
 
 from __future__ import annotations
 
-from .. import paper_numbers
 from ..report.ledger import (
     FAILS,
     HOLDS,
@@ -15,15 +14,14 @@ from ..report.ledger import (
     directed,
     label,
     mean,
-    median_effect,
     pairs_verdict,
-    paper_gaps,
     per_seed,
     rank,
     tally_verdicts,
-    with_effects,
 )
 from ..report.stats import compare, judge, not_below
+from ..report.verdicts import with_effects
+from .claims_effects import RDSS_ALPHA, effects
 from .claims_selection import CLAIMS as SELECTION_CLAIMS
 from .claims_selection import (  # noqa: F401 -- the pages import these from here
     b_figure2_gap_grows,
@@ -35,7 +33,6 @@ from .experiments import TABLE1, TABLE4_HEAD
 from .selection import table4_in_interval
 from .ssl import TABLE1_DATASETS
 
-RDSS_ALPHA = "1-1/sqrt(m)"
 #: the paper bolds and underlines Table 1's best "excluding stratified sampling" (it needs the labels)
 NOT_COMPETING = "Stratified"
 #: "approaches" Stratified: the largest shortfall of RDSS below Stratified in the paper's own Table 1 outside its
@@ -480,35 +477,4 @@ OPEN_ITEMS = (
 )
 
 
-def _effects() -> dict:
-    """The paper's own effect of the claims whose tables give one (:func:`~..report.ledger.median_effect`): the
-    median over the claim's CIFAR-10 comparisons in the paper's Tables 1 and 4 (the data of our stand-ins), in
-    accuracy points; §7.2's printed gaps as printed."""
-    t1, t4 = paper_numbers.load("b_table1"), paper_numbers.load("b_table4")
-    cifar = lambda r: r["dataset"] == "CIFAR-10"  # noqa: E731
-    by1, by4 = ("algorithm", "dataset", "m"), ("dataset", "m")
-    others = ("Random", "k-Means", "USL", "ActiveFT")
-    return {
-        "B-T1-1": median_effect(
-            paper_gaps(t1, by1, "selector", "RDSS", others, cifar), "Table 1 CIFAR-10 gaps of RDSS over each selector"
-        ),
-        "B-T1-2": median_effect(
-            paper_gaps(t1, by1, "selector", "RDSS", ("USL",), cifar), "Table 1 CIFAR-10 gaps of RDSS over USL"
-        ),
-        "B-abs-ssl": median_effect(
-            paper_gaps(t1, by1, "selector", "RDSS", ("Random",), cifar), "Table 1 CIFAR-10 gaps of RDSS over Random"
-        ),
-        "B-T4-1": median_effect(
-            paper_gaps(t4, by4, "alpha", RDSS_ALPHA, ("0", "0.4", "0.8", "0.9", "0.95", "0.98", "1"), cifar),
-            "Table 4 CIFAR-10 gaps of α = 1 − 1/√m over each fixed α",
-        ),
-        "B-T4-3": median_effect(
-            paper_gaps(t4, by4, "alpha", RDSS_ALPHA, ("0", "1"), cifar),
-            "Table 4 CIFAR-10 gaps of α = 1 − 1/√m over α = 0 and α = 1",
-        ),
-        "B-T1-stl": (4.95, "§7.2's printed rise"),
-        "B-T1-imagenet": (58.24 - 56.86, "§7.2's printed accuracies, 58.24 − 56.86"),
-    }
-
-
-CLAIMS = with_effects(CLAIMS, _effects())
+CLAIMS = with_effects(CLAIMS, effects())

@@ -16,16 +16,14 @@ from ..report.ledger import (
     OPEN,
     Claim,
     label,
-    median_effect,
     pairs_verdict,
-    paper_gaps,
     per_seed,
     put,
     tally,
     with_deciding,
-    with_effects,
 )
 from ..report.stats import compare, judge
+from ..report.verdicts import median_effect, paper_gaps, with_effects
 from .active import AL_METHODS, WHOLE
 from .experiments import TABLE2, TABLE3, TABLE6
 from .ssal import SSAL_METHODS

@@ -22,15 +22,13 @@ from ..report.ledger import (
     any_of,
     directed,
     mean,
-    median_effect,
     pairs_verdict,
-    paper_gaps,
     per_seed,
     put,
     tally_verdicts,
-    with_effects,
 )
 from ..report.stats import compare, judge
+from ..report.verdicts import median_effect, paper_gaps, with_effects
 from .claims_cost import CLAIMS as COST_CLAIMS
 from .claims_cost import match_or_accuracy
 from .claims_robust import (  # noqa: F401 -- the pages import these from here

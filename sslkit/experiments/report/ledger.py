@@ -14,7 +14,7 @@ Verdicts (:data:`VERDICTS`):
 
 Every comparison is made by the one rule of :mod:`.stats` (:data:`.stats.RULE`): Welch's t-test, paired by seed
 where both sides ran the same seeds (a seed's runs share their split and initialisation), two-sided at 5 %. The
-ledger evaluates each claim by :func:`judgement`, which applies the rule the same way to every claim:
+ledger evaluates each claim by :func:`.verdicts.judgement`, which applies the rule the same way to every claim:
 
 * the comparisons a claim's test judges (:func:`.stats.judge`, called by :func:`pairs_verdict`, :func:`directed`,
   :func:`at_least`, :func:`.stats.not_below`, ...) form its family; their p-values are Holm-adjusted within the
@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -66,7 +66,6 @@ import pandas as pd
 from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, QUICK, STAND_IN
 from ..runs.published import committed_results_dir
 from ..runs.store import load_results
-from . import stats as _stats
 from .stats import Comparison, compare, compare_to, judge
 
 HOLDS, FAILS, OPEN, NOT_RUN = "holds", "does not hold", "not resolved", "not run"
@@ -96,35 +95,6 @@ class Claim:
     effect_source: str = ""
     #: why the records that decide are the most faithful evidence (shown in the ledger's deciding evidence)
     decides: str = ""
-
-
-def with_effects(claims, effects: Mapping) -> tuple:
-    """``claims`` with the paper's effect of each id in ``effects`` (``{id: (effect, where it comes from)}``);
-    an id no claim has is a ValueError."""
-    unknown = set(effects) - {c.id for c in claims}
-    if unknown:
-        raise ValueError(f"no claim has the id(s) {sorted(unknown)}")
-    return tuple(
-        replace(c, effect=float(effects[c.id][0]), effect_source=effects[c.id][1]) if c.id in effects else c
-        for c in claims
-    )
-
-
-def paper_gaps(rows, by, col: str, a: str, others, keep=None, value: str = "mean") -> list:
-    """The paper's own differences ``value(a) − value(b)`` for ``b`` in ``others``, per cell of ``by`` (rows of a
-    :mod:`~sslkit.experiments.paper_numbers` table; ``col`` names the compared method, ``keep`` filters rows)."""
-    cells: dict = {}
-    for r in rows:
-        if keep is None or keep(r):
-            cells.setdefault(tuple(r[k] for k in by), {})[str(r[col])] = r[value]
-    return [v[a] - v[b] for v in cells.values() if a in v for b in others if b in v]
-
-
-def median_effect(gaps, what: str) -> tuple[float, str]:
-    """``(median of |gaps|, source text)``: the paper's typical effect over the comparisons of a claim."""
-    if not gaps:
-        raise ValueError(f"no paper number for {what}")
-    return float(np.median(np.abs(gaps))), f"median of the paper's {len(gaps)} {what}"
 
 
 # --------------------------------------------------------------------------------------------------- helpers
@@ -340,7 +310,9 @@ def claim_records(claim: Claim, root=None) -> tuple[list, list, str]:
 
 def evaluate(claim: Claim, root=None) -> tuple[str, str]:
     """``(verdict, evidence)`` of one claim on the committed records of its experiments (``root``: a results
-    folder in place of ``notebooks/results``); "not run" when none is committed (:func:`judgement`)."""
+    folder in place of ``notebooks/results``); "not run" when none is committed (:func:`.verdicts.judgement`)."""
+    from .verdicts import judgement
+
     records, _, _ = claim_records(claim, root)
     if not records:
         return NOT_RUN, "no committed record of " + ", ".join(e.name for e in claim.reads)
@@ -348,130 +320,18 @@ def evaluate(claim: Claim, root=None) -> tuple[str, str]:
     return j.verdict, j.evidence
 
 
-@dataclass(frozen=True)
-class Judgement:
-    """One claim's verdict and what it rests on: ``tests`` ``((label, comparison, good, shift), ...)`` the
-    comparisons its test judged, with their Holm-adjusted p (``comparison.p_adj``); ``deciding`` the one behind
-    the verdict (None when the test judged none)."""
-
-    verdict: str
-    evidence: str
-    tests: tuple
-    deciding: tuple | None
-    decides: str = ""
-
-
-def _against(t) -> bool:
-    """A judged test significant (after Holm) the other way than the claim's."""
-    return t[1].verdict not in (OPEN, t[2])
-
-
-def judgement(claim: Claim, records) -> Judgement:
-    """The one verdict rule on ``claim``'s test over ``records``, in two passes: the first collects the comparisons
-    the test judges (:func:`.stats.judge`), the second reruns it with each comparison's p Holm-adjusted over them
-    (:func:`.stats.holm`), so every "significant" inside the test is the adjusted one. Then:
-
-    * "does not hold" stands only where some judged comparison is significantly against the claim (after Holm;
-      for a margin, the interval beyond it); otherwise it is "not resolved" -- a seed cut-off, a tie or a
-      ranking by means never decides it;
-    * "holds" stands only where some judged comparison is significant for the claim.
-
-    The deciding comparison: the strongest against the claim (smallest adjusted p) for "does not hold", the
-    weakest for it (largest adjusted p) for "holds", the least resolved otherwise."""
-    with _stats.family() as first:
-        claim.fn(records)
-    with _stats.family(first.holm()) as second:
-        verdict, evidence = claim.fn(records)
-    tests = tuple((lab, c, good, shift) for c, good, shift, lab in second.judged.values())
-    against = [t for t in tests if _against(t)]
-    support = [t for t in tests if t[1].verdict == t[2]]
-    k = f"{len(tests)} comparison{'s' if len(tests) != 1 else ''}"
-    if verdict == FAILS and not against:
-        verdict = OPEN
-        evidence += f"; no effect against the claim is significant after Holm's correction over its {k}"
-    elif verdict == HOLDS and not support:
-        verdict = OPEN
-        evidence += f"; no comparison for the claim is significant after Holm's correction over its {k}"
-    if verdict == FAILS:
-        deciding = min(against, key=lambda t: t[1].p_decides)
-    elif verdict == HOLDS:
-        deciding = max(support, key=lambda t: t[1].p_decides)
-    else:
-        rest = [t for t in tests if t[1].verdict == OPEN] or list(tests)
-        deciding = (
-            max(rest, key=lambda t: (t[1].p_decides, t[1].p) if np.isfinite(t[1].p) else (2.0, 2.0)) if rest else None
-        )
-    return Judgement(verdict, evidence, tests, deciding, second.decides)
-
-
-#: the power states of the ledger's ``power`` column
-UNDERPOWERED, NO_EFFECT, POWERED, NO_NUMBER = "underpowered", "no effect at this power", "powered", "no paper effect"
-
-
-def power_columns(claim: Claim, j: Judgement) -> dict:
-    """The ledger's columns of ``j``'s deciding comparison: its effect (the difference, less a margin's shift),
-    95 % CI, raw and adjusted p, test, n, the minimum detectable effect at 80 % power (:func:`.stats.mde`), the
-    paper's effect (the claim's, else a margin test's margin), the power state and the seeds per side an
-    underpowered claim needs (:func:`.stats.seeds_for`)."""
-    nan = float("nan")
-    out = {
-        "deciding": "",
-        "effect": nan,
-        "ci_low": nan,
-        "ci_high": nan,
-        "p": nan,
-        "p_adj": nan,
-        "stat": "",
-        "n": "",
-        "comparisons": len(j.tests),
-        "mde": nan,
-        "paper_effect": nan,
-        "paper_effect_source": "",
-        "power": "",
-        "seeds_needed": nan,
-    }
-    if j.deciding is None:
-        out["power"] = "" if j.verdict == NOT_RUN else NO_NUMBER
-        return out
-    lab, c, good, shift = j.deciding
-    n = f"{c.n[0]} paired" if c.test == "paired" else "" if c.test == "z" else "/".join(str(x) for x in c.n if x)
-    effect = claim.effect if claim.effect is not None else abs(shift) if shift else None
-    source = claim.effect_source if claim.effect is not None else "the claim's margin" if shift else ""
-    mde = _stats.mde(c)
-    out |= {
-        "deciding": lab,
-        "effect": c.diff - shift,
-        "ci_low": c.ci[0] - shift,
-        "ci_high": c.ci[1] - shift,
-        "p": c.p,
-        "p_adj": c.p_decides,
-        "stat": c.test,
-        "n": n,
-        "mde": mde,
-        "paper_effect": nan if effect is None else float(effect),
-        "paper_effect_source": source,
-    }
-    if effect is None:
-        out["power"] = NO_NUMBER
-    elif not np.isfinite(mde) or mde > abs(effect):
-        out["power"] = UNDERPOWERED
-        if j.verdict == OPEN:  # what it would take to resolve it
-            out["seeds_needed"] = _stats.seeds_for(c, abs(effect))
-    else:
-        out["power"] = NO_EFFECT if j.verdict == OPEN else POWERED
-    return out
-
-
 def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
     """One row per claim of ``claims`` (only those of ``paper`` and ``item`` where given, e.g. ``"A"``,
     ``"Table 1"``): id, paper, item, group, where, claim (quoted), test, records (the files read and their
     kind), level (the evidence level, "" when not run), verdict and evidence; then the deciding evidence (the
-    level, files and why they decide), the deciding comparison (:func:`judgement`, :func:`power_columns`:
-    ``deciding``, ``effect``, ``ci_low``, ``ci_high``, ``p``, ``p_adj``, ``stat``, ``n``, ``comparisons``,
-    ``mde``, ``paper_effect``, ``power``, ``seeds_needed``) and ``state``: the verdict, a column a later step
-    may refine (e.g. a stand-in that cannot decide) without touching ``verdict``. A ``paper`` or ``item`` no
-    claim has is a ValueError (a typo would otherwise give an empty ledger), and so is a ``root`` that is not a
-    folder."""
+    level, files and why they decide), the deciding comparison (:func:`.verdicts.judgement`,
+    :func:`.verdicts.power_columns`: ``deciding``, ``effect``, ``ci_low``, ``ci_high``, ``p``, ``p_adj``,
+    ``stat``, ``n``, ``comparisons``, ``mde``, ``paper_effect``, ``power``, ``seeds_needed``) and ``state``: the
+    verdict, a column a later step may refine (e.g. a stand-in that cannot decide) without touching
+    ``verdict``. A ``paper`` or ``item`` no claim has is a ValueError (a typo would otherwise give an empty
+    ledger), and so is a ``root`` that is not a folder."""
+    from .verdicts import Judgement, judgement, power_columns
+
     root = results_root(root)
     if paper is not None and paper not in {c.paper for c in claims}:
         raise ValueError(f"paper must be one of {sorted({c.paper for c in claims})}, got {paper!r}")
@@ -511,60 +371,6 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
-
-
-#: the ledger's columns in its downloads, in order (a machine-readable reproduction report)
-EXPORT_COLUMNS = (
-    "id",
-    "paper",
-    "item",
-    "where",
-    "claim",
-    "test",
-    "deciding evidence",
-    "level",
-    "deciding",
-    "stat",
-    "n",
-    "comparisons",
-    "effect",
-    "ci_low",
-    "ci_high",
-    "p",
-    "p_adj",
-    "mde",
-    "paper_effect",
-    "paper_effect_source",
-    "power",
-    "seeds_needed",
-    "verdict",
-    "evidence",
-)
-
-
-def export_ledger(table: pd.DataFrame, folder, stem: str = "claims_ledger") -> dict:
-    """Write ``table`` (a :func:`ledger_table`) as ``<stem>.csv`` and ``<stem>.json`` (a list of records, one per
-    claim; NaN and infinite numbers as null) into ``folder`` with the columns :data:`EXPORT_COLUMNS`; returns
-    ``{"csv": path, "json": path}``."""
-    import json
-
-    missing = [c for c in EXPORT_COLUMNS if c not in table.columns]
-    if missing:
-        raise ValueError(f"the table lacks the ledger's columns {missing}")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    out = table.loc[:, list(EXPORT_COLUMNS)]
-    paths = {"csv": folder / f"{stem}.csv", "json": folder / f"{stem}.json"}
-    out.to_csv(paths["csv"], index=False)
-
-    def clean(v):
-        if isinstance(v, (float, np.floating)):
-            return float(v) if np.isfinite(v) else None
-        return v.item() if isinstance(v, np.generic) else v
-
-    rows = [{k: clean(v) for k, v in r.items()} for r in out.to_dict(orient="records")]
-    paths["json"].write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return paths
 
 
 def level_counts(table: pd.DataFrame) -> pd.DataFrame:
@@ -650,39 +456,14 @@ def _evidence_html(text: str, shown: int) -> str:
     return f"<details><summary>{html.escape(head)} …</summary>{html.escape(rest)}</details>"
 
 
-def strength_text(row) -> str:
-    """What a ledger row's verdict is worth, in one line: the deciding comparison's p (and Holm's, over how many),
-    the minimum detectable effect beside the paper's effect, and the power state (with the seeds an
-    underpowered claim needs)."""
-    from .stats import format_p
-
-    parts = []
-    if np.isfinite(row["p"]):
-        p = f"p {format_p(row['p'])}" if format_p(row["p"]).startswith("<") else f"p = {format_p(row['p'])}"
-        if row["comparisons"] > 1:
-            p += f", Holm {format_p(row['p_adj'])} over {row['comparisons']}"
-        parts.append(p)
-    if np.isfinite(row["mde"]):
-        mde = f"MDE {row['mde']:.3g}"
-        if np.isfinite(row["paper_effect"]):
-            mde += f" vs paper {abs(row['paper_effect']):.3g}"
-        parts.append(mde)
-    state = row["power"]
-    if state == UNDERPOWERED and np.isfinite(row.get("seeds_needed", np.nan)):
-        state += f" (≈ {int(row['seeds_needed'])} seeds)"
-    elif state == UNDERPOWERED and row.get("seeds_needed") == np.inf:
-        state += " (no feasible seed count)"
-    if state:
-        parts.append(state)
-    return "; ".join(parts)
-
-
 def ledger_html(table: pd.DataFrame, paper: str | None = None, shown: int = 300) -> str:
     """A :func:`ledger_table` as the claims page shows it, narrow enough for the book's column at 1280 px (issue
     21): the rows of ``paper`` (all where None), no index, four columns, the verdict third: where (and the
     claim's id), the quoted claim with its test below it, the verdict with its evidence level, and the evidence
     (past ``shown`` characters folded into a ``<details>``). Each row carries its claim's id as its anchor."""
     import html
+
+    from .verdicts import strength_text
 
     rows = table if paper is None else table[table["paper"] == paper]
     if paper is not None and rows.empty:
