@@ -172,7 +172,9 @@ def test_figure1_claims_hold_on_falling_ratios_and_fail_on_flat_ones():
     assert CA.a_figure1_ratios_fall(flat)[0] == C.OPEN  # flat within the errors: neither
     rising = ratio_records(lambda th, loss, n: 1.0 + n / 1000, lambda th, loss, n: 1.0 + n / 1000)
     assert CA.a_figure1_ratios_fall(rising)[0] == C.FAILS
-    assert CA.a_figure1_imbalanced_reduction(flat)[0] == C.FAILS
+    assert CA.a_figure1_imbalanced_reduction(flat)[0] == C.OPEN  # merely not lower: never "does not hold"
+    worse = ratio_records(lambda th, loss, n: 1.0 if th == 0.5 else 1.2, lambda th, loss, n: 1.0 if th == 0.5 else 1.2)
+    assert CA.a_figure1_imbalanced_reduction(worse)[0] == C.FAILS  # significantly higher under imbalance
     assert CA.a_figure1_symmetric_identical(flat)[0] == C.FAILS
 
 
@@ -657,7 +659,8 @@ def test_the_issue_examples_get_their_status_on_the_committed_records():
     assert set(theory.values()) == {S.DERIVED, S.CHECKED}  # issue 22: Theorem 5.4 and the lemmas, each row says what
     assert any("Theorem 5.4" in row for row in theory) and any("Lemma B.2" in row for row in theory)
     figure6 = _committed("C", "Figure 6 (a-c), Tables 12-13")  # only panel (b) ran
-    assert figure6["(a) CIFAR-10 OOD"] == figure6["(c) CIFAR-10 imbalance"] == S.NOT_RUN
+    assert figure6["(a) CIFAR-10 OOD"] == S.NOT_RUN  # (c) ran on the MNIST imbalance stand-in, said so
+    assert figure6["(c) CIFAR-10 imbalance"].startswith(STAND_IN) and "not CIFAR-10" in figure6["(c) CIFAR-10 imbalance"]
     assert figure6["(b) MNIST OOD"].startswith(STAND_IN)
     study = [r for r in catalog.records("c_robust", "cpu") if r["config"].get("epochs")]
     schedules = figure6["(b) MNIST OOD · Full VAT, longer schedules"]  # a diagnostic reading: it ran, as a check

@@ -20,10 +20,12 @@ from ..report.ledger import (
     mean,
     pairs_verdict,
     per_seed,
+    rank,
+    significantly_above,
     tally_verdicts,
     with_deciding,
 )
-from ..report.stats import compare, compare_to, not_below, within
+from ..report.stats import aside, compare, compare_to, judge, not_below, within
 from .experiments import ABLATIONS, FIXMATCH
 
 A_TABULAR = ("adult", "banknote", "breast_cancer", "credit_default")
@@ -51,7 +53,9 @@ def a_cov_size_saturates(records):
     rows = {k: v for k, v in _cov_rows(records).items() if 50 in v and 1000 in v}
     if not rows:
         return NOT_RUN, "no Table 4 record with 50 and 1000 covariance examples"
-    judged = [(label(k), *not_below(v[50], v[1000], A_COMPARABLE)) for k, v in rows.items()]
+    judged = [
+        (label(k), *not_below(v[50], v[1000], A_COMPARABLE, label=f"{label(k)} 50 − 1000")) for k, v in rows.items()
+    ]
     verdict = all_of(v for _, v, _ in judged)
     return verdict, f"50 − 1000 per class, not below −{A_COMPARABLE:g}: " + "; ".join(
         f"{lab} {c.short()} [{v}]" for lab, v, c in judged
@@ -62,7 +66,7 @@ def a_cov_small_no_collapse(records):
     """App. D.2: with 1, 2 or 3 covariance examples per class, accuracy less than 3.7 points (:data:`A_NO_COLLAPSE`)
     below that with 1000, in every row (non-inferiority at 3.7)."""
     judged = [
-        (f"{label(k)} {size}/class", *not_below(v[size], v[1000], A_NO_COLLAPSE))
+        (f"{label(k)} {size}/class", *not_below(v[size], v[1000], A_NO_COLLAPSE, label=f"{label(k)} {size} − 1000"))
         for k, v in sorted(_cov_rows(records).items())
         if 1000 in v
         for size in (1, 2, 3)
@@ -111,7 +115,7 @@ def a_ec_distances_nonzero(records):
     diag = _ec_diag(records)
     if not diag:
         return NOT_RUN, "no Table 5 (ec_diag) record"
-    judged = [(label(k), *at_least([x for x, _ in d.values()], 0.0)) for k, d in sorted(diag.items())]
+    judged = [(label(k), *at_least([x for x, _ in d.values()], 0.0, label(k))) for k, d in sorted(diag.items())]
     return all_of(v for _, v, _ in judged), "; ".join(f"{lab}: {c.short(3)}" for lab, _, c in judged)
 
 
@@ -127,7 +131,7 @@ def a_fixmatch_threshold_matters(records):
     for k, v in sorted(rows.items()):
         if len(v) >= 2:
             best, worst = max(v, key=lambda t: mean(v[t])), min(v, key=lambda t: mean(v[t]))
-            c = compare(v[best], v[worst])
+            c = judge(compare(v[best], v[worst]), label=f"{label(k)} {best:g} − {worst:g}")
             if c.verdict == "higher":
                 found.append((c.diff, f"{label(k)} {best:g} − {worst:g} {c.short()}"))
     found.sort(reverse=True)
@@ -155,7 +159,7 @@ def a_nn_small_on_tabular(records):
     rows = _nn_rows(records, A_TABULAR + ("covertype", "shuttle", "dry_bean"))
     if not rows:
         return NOT_RUN, "no tabular nn record"
-    results = {k: within(v["on"], v["off"], NN_SMALL) for k, v in rows.items()}
+    results = {k: within(v["on"], v["off"], NN_SMALL, label=f"{label(k)} on − off") for k, v in rows.items()}
     judged = [v for v, _ in results.values()]
     small, large = judged.count(HOLDS), judged.count(FAILS)
     verdict = HOLDS if small > len(rows) / 2 else FAILS if large >= len(rows) / 2 else OPEN
@@ -183,7 +187,11 @@ def a_pl_vat_strong(records, rows):
         return NOT_RUN, "no Dry Bean / MNIST row"
     parts, verdicts = [], []
     for m in ("PL", "VAT"):
-        cs = [(label(k), compare(v[m], v["Sup."])) for k, v in rows.items() if m in v]
+        cs = [
+            (label(k), judge(compare(v[m], v["Sup."]), label=f"{label(k)} {m} − Sup."))
+            for k, v in rows.items()
+            if m in v
+        ]
         up, down = sum(c.verdict == "higher" for _, c in cs), sum(c.verdict == "lower" for _, c in cs)
         verdicts.append(FAILS if down else HOLDS if up > len(cs) / 2 else OPEN)
         parts.append(
@@ -205,7 +213,7 @@ def a_more_robust(rows):
                 for o in ("Ours (Iter)", "Ours (EC)"):
                     if o in v:
                         c = compare(v[o], v[m])
-                        judged.append((f"{label(k)} {o} − {m}", directed(c), c))
+                        judged.append((f"{label(k)} {o} − {m}", directed(c, label=f"{label(k)} {o} − {m}"), c))
     if not judged:
         return OPEN, "PL and VAT significantly below Sup. in no row: nothing to be more robust against"
     return all_of(
@@ -224,7 +232,10 @@ def match_or_beat(rows, ours, baselines) -> tuple[str, str]:
         if not mine:
             continue
         best = max(mine, key=lambda m: mean(v[m]))
-        judged += [(f"{label(k)} {best} − {b}", *not_below(v[best], v[b], A_COMPARABLE)) for b in baselines if b in v]
+        for b in baselines:
+            if b in v:
+                lab = f"{label(k)} {best} − {b}"
+                judged.append((lab, *not_below(v[best], v[b], A_COMPARABLE, label=lab)))
     if not judged:
         return NOT_RUN, "no row with our method and a baseline"
     verdicts = [v for _, v, _ in judged]
@@ -237,6 +248,47 @@ def match_or_beat(rows, ours, baselines) -> tuple[str, str]:
             else ""
         )
     )
+
+
+def first_or_second(rows: dict, methods, share: float) -> tuple[str, str]:
+    """Every method of ``methods`` ranks first or second in at least ``share`` of the rows, read by the significant
+    comparisons behind the ranking (never by the means alone): a row counts for the claim where each method is
+    significantly above every other method but at most one, and against it where two or more methods are
+    significantly above one of them. Holds when the rows for reach ``share``, does not hold when the rows against
+    leave fewer than ``share`` possible, not resolved otherwise; the ranks by mean are in the evidence."""
+    rows = {k: v for k, v in rows.items() if all(m in v for m in methods)}
+    if not rows:
+        return NOT_RUN, "no row with these methods"
+    by_mean = sum(all(rank(v, m) <= 2 for m in methods) for v in rows.values())
+    cs = {
+        (k, m): [judge(compare(v[m], v[o]), label=f"{label(k)} {m} − {o}") for o in v if o != m]
+        for k, v in rows.items()
+        for m in methods
+    }
+    against = sum(any(sum(c.verdict == "lower" for c in cs[(k, m)]) >= 2 for m in methods) for k in rows)
+    supported = sum(
+        all(sum(c.verdict == "higher" for c in cs[(k, m)]) >= len(v) - 2 for m in methods) for k, v in rows.items()
+    )
+    need = share * len(rows)
+    verdict = HOLDS if supported >= need else FAILS if len(rows) - against < need else OPEN
+    text = (
+        f"first or second by mean in {by_mean} of {len(rows)} rows; significantly above all others but at most one "
+        f"in {supported}; two or more methods significantly above in {against} (need {need:g} rows)"
+    )
+    missed = [(k, m) for k, v in rows.items() for m in methods if rank(v, m) > 2]
+    if missed:  # each missed row: the second method significantly above, or the closest one above
+        parts = []
+        for k, m in missed:
+            with aside():
+                above = sorted(significantly_above(rows[k], m), key=lambda mc: mc[1].p)
+            if len(above) >= 2:
+                parts.append(f"{label(k)}: {m} below {above[1][0]} {above[1][1].short()}")
+            else:
+                second = sorted((o for o in rows[k] if o != m), key=lambda o: -mean(rows[k][o]))[1]
+                with aside():
+                    parts.append(f"{label(k)}: {m} vs {second} {compare(rows[k][m], rows[k][second]).short()}")
+        text += "; not first or second by mean: " + "; ".join(parts)
+    return verdict, text
 
 
 _D1, _D2, _D3, _D4 = "App. D.1", "App. D.2", "App. D.3", "App. D.4"

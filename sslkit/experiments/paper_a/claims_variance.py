@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..report.ledger import FAILS, HOLDS, NOT_RUN, OPEN, label, with_deciding
-from ..report.stats import compare_estimates, within
+from ..report.stats import compare_estimates, judge, within
 
 SYMMETRIC_CLOSE = 0.01  # our reading of "nearly identical" variance ratios
 #: the two numbers §6.1 contrasts (θ1 = 0.5, BCE, n_U = 1000, the Gaussian panel): PNU/PN 0.953, lin(a*)/PN 0.883;
@@ -40,9 +40,12 @@ def _falls_with_n_unlabeled(frame: pd.DataFrame, curve_keys, estimators) -> tupl
         curve = curve.sort_values("n_unlabeled")
         for e in estimators:
             r, se = curve[f"{e}_ratio"].to_numpy(), curve[f"{e}_ratio_se"].to_numpy()
-            c = compare_estimates(r[0], se[0], r[-1], se[-1])
+            c = judge(compare_estimates(r[0], se[0], r[-1], se[-1]), label=f"{label(key)} {e}: smallest − largest n_U")
             (falls if c.verdict == "higher" else flat).append((f"{label(key)} {e}", c))
-            steps = [compare_estimates(r[i + 1], se[i + 1], r[i], se[i]) for i in range(len(r) - 1)]
+            steps = [
+                judge(compare_estimates(r[i + 1], se[i + 1], r[i], se[i]), "lower", label=f"{label(key)} {e}: a step")
+                for i in range(len(r) - 1)
+            ]
             rises += [(f"{label(key)} {e}", s) for s in steps if s.verdict == "higher"]
     total = len(falls) + len(flat)
     verdict = FAILS if rises else HOLDS if not flat else OPEN
@@ -81,13 +84,16 @@ def a_figure1_imbalanced_reduction(records):
                 comps.append(
                     (
                         f"{label(key)} θ1 {r['theta1']:g} {e}",
-                        compare_estimates(*_estimate(bal.iloc[0], e), *_estimate(r, e)),
+                        judge(
+                            compare_estimates(*_estimate(bal.iloc[0], e), *_estimate(r, e)),
+                            label=f"{label(key)} θ1 {r['theta1']:g} {e}: balanced − imbalanced",
+                        ),
                     )
                 )
     if not comps:
         return NOT_RUN, "no balanced panel"
     lower = sum(c.verdict == "higher" for _, c in comps)
-    verdict = HOLDS if lower == len(comps) else FAILS
+    verdict = HOLDS if lower == len(comps) else FAILS if any(c.verdict == "lower" for _, c in comps) else OPEN
     text = f"significantly lower than the balanced ratio in {lower} of {len(comps)} (panel, prior, estimator)"
     return verdict, with_deciding(text, comps, verdict, "weakest")
 
@@ -102,7 +108,7 @@ def a_figure1_balanced_bce(records):
         return NOT_RUN, "no theta1 = 0.5, BCE, n_U = 1000 record"
     parts, ok = [], 0
     for _, r in f.iterrows():
-        c = compare_estimates(*_estimate(r, "PNU"), *_estimate(r, "lin"))
+        c = judge(compare_estimates(*_estimate(r, "PNU"), *_estimate(r, "lin")), label=f"{r['dataset']} PNU − lin")
         ok += c.verdict == "higher"
         parts.append(f"{r['dataset']}: PNU {r['PNU_ratio']:.3f}, lin {r['lin_ratio']:.3f}, difference {c.short(3)}")
     return (HOLDS if ok == len(f) else OPEN), "; ".join(parts) + " (paper: 0.953, 0.883)"
@@ -155,11 +161,12 @@ def a_appendix_b_skewed_more(records):
         s, u = g[g["prior"] == "skewed"], g[g["prior"] == "uniform"]
         if s.empty or u.empty:
             continue
-        comps.append((label(key), compare_estimates(*_estimate(u.iloc[0], "lin"), *_estimate(s.iloc[0], "lin"))))
+        c = compare_estimates(*_estimate(u.iloc[0], "lin"), *_estimate(s.iloc[0], "lin"))
+        comps.append((label(key), judge(c, label=f"{label(key)} uniform − skewed")))
     if not comps:
         return NOT_RUN, "no skewed / uniform pair"
     lower = sum(c.verdict == "higher" for _, c in comps)
-    verdict = HOLDS if lower == len(comps) else FAILS
+    verdict = HOLDS if lower == len(comps) else FAILS if any(c.verdict == "lower" for _, c in comps) else OPEN
     return verdict, with_deciding(
         f"skewed significantly lower in {lower} of {len(comps)} (dataset, n_U)", comps, verdict, "weakest"
     )

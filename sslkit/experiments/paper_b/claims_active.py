@@ -8,6 +8,7 @@ pool and the test set, so they are compared by Welch's test, unpaired."""
 
 from __future__ import annotations
 
+from .. import paper_numbers
 from ..report.ledger import (
     FAILS,
     HOLDS,
@@ -21,7 +22,8 @@ from ..report.ledger import (
     tally,
     with_deciding,
 )
-from ..report.stats import compare
+from ..report.stats import compare, judge
+from ..report.verdicts import median_effect, paper_gaps, with_effects
 from .active import AL_METHODS, WHOLE
 from .experiments import TABLE2, TABLE3, TABLE6
 from .ssal import SSAL_METHODS
@@ -60,7 +62,11 @@ def b_table2_rdss_highest(records):
         return NOT_RUN, "no AL budget with SL + RDSS and an AL method"
     comparisons, won, lost = [], 0, 0
     for b in picked:
-        row = [(f"{b} labels vs {m}", compare(curves[b][RDSS_SL], curves[b][m])) for m in AL_METHODS if m in curves[b]]
+        row = [
+            (f"{b} labels vs {m}", judge(compare(curves[b][RDSS_SL], curves[b][m]), label=f"{b} labels vs {m}"))
+            for m in AL_METHODS
+            if m in curves[b]
+        ]
         comparisons += row
         won += all(c.verdict == "higher" for _, c in row)
         lost += any(c.verdict == "lower" for _, c in row)
@@ -84,7 +90,7 @@ def b_table3_ssal_below_random(records):
     hold when at least half are significantly above Random (then most cannot be below); not resolved otherwise."""
     rows = _table3_rows(records)
     comparisons = [
-        (f"{label(k)} {m}", compare(v[m], v["Random"]))
+        (f"{label(k)} {m}", judge(compare(v[m], v["Random"]), "lower", label=f"{label(k)} {m} − Random"))
         for k, v in sorted(rows.items())
         if "Random" in v
         for m in SSAL_METHODS
@@ -212,3 +218,18 @@ CLAIMS = (
         b_table6_ssl_paradigm,
     ),
 )
+
+
+def _effects() -> dict:
+    """The paper's own effect of the Table 3 claims: the median over the claim's cells of the paper's Table 3."""
+    t3 = paper_numbers.load("b_table3")
+    by = ("algorithm",)
+    below = paper_gaps(t3, by, "method", "Random", SSAL_METHODS, value="acc")
+    above = paper_gaps(t3, by, "method", "RDSS", ("Random", *SSAL_METHODS), value="acc")
+    return {
+        "B-T3-1": median_effect(below, "Table 3 gaps of Random over each SSAL selection"),
+        "B-T3-2": median_effect(above, "Table 3 gaps of RDSS over Random and each SSAL selection"),
+    }
+
+
+CLAIMS = with_effects(CLAIMS, _effects())

@@ -12,14 +12,14 @@ import functools
 
 import numpy as np
 
+from .. import paper_numbers
 from ..report.ledger import (
     FAILS,
-    HOLDS,
     NOT_RUN,
     OPEN,
     Claim,
     all_of,
-    at_least,
+    any_of,
     directed,
     mean,
     pairs_verdict,
@@ -27,14 +27,17 @@ from ..report.ledger import (
     put,
     tally_verdicts,
 )
-from ..report.stats import compare
+from ..report.stats import compare, judge
+from ..report.verdicts import median_effect, paper_gaps, with_effects
 from .claims_cost import CLAIMS as COST_CLAIMS
-from .claims_robust import CLAIMS as ROBUST_CLAIMS
+from .claims_cost import match_or_accuracy
 from .claims_robust import (  # noqa: F401 -- the pages import these from here
+    C_IMB_MARGIN,
     c_robust_beats_all,
     c_robust_cold_better,
     c_robust_faster_than_ds3l,
 )
+from .claims_robust import CLAIMS as ROBUST_CLAIMS
 from .claims_speed import CLAIMS as SPEED_CLAIMS
 from .claims_speed import by_rows, per_protocol
 from .experiments import BAYESIAN, EXTENDED, TRADEOFF, VARIANTS
@@ -99,7 +102,7 @@ def c_warm_better(records):
     halves = {}
     for what, table, good in (("accuracy", acc, "higher"), ("CPU time", sec, "lower")):
         judged = [(f"{k[1]} {k[2]:g}", compare(table[k]["default"], table[k]["no_warm"])) for k in keys]
-        verdicts = [directed(c, good) for _, c in judged]
+        verdicts = [directed(c, good, f"{what} {lab}") for lab, c in judged]
         halves[what] = (all_of(verdicts), "; ".join(f"{lab} {c.short()}" for lab, c in judged))
     return all_of(v for v, _ in halves.values()), " | ".join(
         f"{what}, warm − no warm: {v} ({t})" for what, (v, t) in halves.items()
@@ -111,7 +114,7 @@ def c_cords_choices(records):
     accuracy differs significantly at some budget; equality cannot be shown, so otherwise not resolved."""
     rows = _variants(records)
     pairs = [
-        (f"{k[1]:g}", compare(v["cords_compatible"], v["default"]))
+        (f"{k[1]:g}", _any_difference(compare(v["cords_compatible"], v["default"]), f"budget {k[1]:g}"))
         for k, v in rows.items()
         if {"default", "cords_compatible"} <= set(v)
     ]
@@ -122,29 +125,26 @@ def c_cords_choices(records):
     return (FAILS if differ else OPEN), f"CORDS' choices minus the paper's, per budget: {text}"
 
 
+def _any_difference(c, label: str):
+    """Judge ``c`` for a claim of sameness: a significant difference either way is against it."""
+    return judge(c, "lower" if c.diff > 0 else "higher", label=label)
+
+
 def c_extended_matches_full(records):
     """Figure 4 (h), App. G.3: an extended Retrieve run reaches Full's final accuracy significantly more than
-    1.8x faster than Full (:data:`EXTENDED_SPEEDUP`) at some budget, every seed reaching it (Full's time over the
-    time to reach it, per seed, against 1.8 by the one-sample test)."""
+    1.8x faster than Full (:data:`EXTENDED_SPEEDUP`) at some budget (Full's time over the time to reach it, per
+    seed, against 1.8 by the one-sample test); where a seed does not reach it, the accuracy decides alone
+    (:func:`.claims_cost.match_or_accuracy`)."""
     rows = extended_rows(records, clock="cpu_seconds")
     if not rows:
         return NOT_RUN, "no extended run beside a Full run"
     by: dict = {}
     for r in rows:
-        put(
-            by.setdefault((r["protocol"], r["algorithm"], r["fraction"], r["extend"]), {}),
-            r["seed"],
-            r["match_speedup"],
-        )
+        put(by.setdefault((r["protocol"], r["algorithm"], r["fraction"], r["extend"]), {}), r["seed"], r)
     results = {}
-    for key, speedups in sorted(by.items()):
-        if any(s is None for s in speedups.values()):
-            results[key] = (FAILS, "not every seed reaches Full's accuracy")
-            continue
-        verdict, c = at_least(speedups, EXTENDED_SPEEDUP)
-        results[key] = (verdict, f"{mean(speedups):.1f}x, − {EXTENDED_SPEEDUP:g} {c.short()}")
-    verdicts = {v for v, _ in results.values()}
-    verdict = HOLDS if HOLDS in verdicts else FAILS if verdicts == {FAILS} else OPEN
+    for key, runs in sorted(by.items()):
+        results[key] = match_or_accuracy(runs, EXTENDED_SPEEDUP)
+    verdict = any_of(v for v, _ in results.values())
     text = "; ".join(f"{p} {a} budget {f:g} x{e:g}: {t}" for (p, a, f, e), (_, t) in results.items())
     return verdict, f"Full's time over the time to reach Full's accuracy, against {EXTENDED_SPEEDUP:g}x: {text}"
 
@@ -169,7 +169,7 @@ def c_bayesian_worse(records):
             for (a, f, reading), v in sorted(bayes.items())
             if (a, f) in retrieve
         ]
-        verdicts = [directed(c, good) for _, c in judged]
+        verdicts = [directed(c, good, f"{what} {lab}") for lab, c in judged]
         halves[what] = (all_of(verdicts), "; ".join(f"{lab} {c.short()}" for lab, c in judged) or "no pair")
     return all_of(v for v, _ in halves.values()), " | ".join(
         f"{what}, Retrieve − Bayesian: {v} ({t})" for what, (v, t) in halves.items()
@@ -255,7 +255,8 @@ CLAIMS = (
         "§4, Traditional SSL Results",
         "We observe that Retrieve matches the performance of VAT while being close to 2× faster in running times",
         "an extended Retrieve run reaches Full's final accuracy significantly more than 1.8× faster than Full at "
-        "some budget (1.8: the paper's own MT number it calls '2x', App. G.3)",
+        "some budget (1.8: the paper's own MT number it calls '2x', App. G.3); where a seed does not reach Full's "
+        "accuracy, the accuracy decides alone: does not hold only where significantly below Full (paired)",
         (EXTENDED, TRADEOFF),
         c_extended_matches_full,
     ),
@@ -311,3 +312,52 @@ OPEN_ITEMS = (
         "both are in the robust grid; the ledger gives a verdict per budget once the records are committed.",
     ),
 )
+
+
+def _effects() -> dict:
+    """The paper's own effect of the claims whose tables give one (:func:`~..report.ledger.median_effect`): the
+    median over the claim's comparisons in the paper's Tables 5-10 (accuracy points, the traditional-SSL claims,
+    per algorithm) and Table 12 (the robust claims: accuracy points on MNIST OOD, the stand-ins' data; a time
+    ratio's margin over the number the claim is tested against, from the hours Table 12 prints)."""
+    t510, t12 = paper_numbers.load("c_tables5_10"), paper_numbers.load("c_table12")
+    by = ("algorithm", "dataset", "fraction")
+    out = {}
+    for algorithm, _, suffix in C_ALGORITHMS:
+        keep = lambda r, a=algorithm: r["algorithm"] == a  # noqa: E731
+        for cid, rivals in (("C-F4-rand", ("random",)), ("C-F4-craig", ("craig",))):
+            what = f"Tables 5-10 {algorithm} gaps of Retrieve over {rivals[0]}"
+            out[cid + suffix] = median_effect(paper_gaps(t510, by, "method", "retrieve", rivals, keep), what)
+    mnist = lambda r: r["scenario"] == "ood" and r["dataset"] == "mnist"  # noqa: E731
+    ood = [r for r in t12 if mnist(r)]
+    out["C-R-all"] = median_effect(
+        paper_gaps(ood, ("ratio",), "method", "retrieve", ("vat", "supervised", "l2rw", "ds3l", "crust")),
+        "Table 12 MNIST OOD gaps of Retrieve over each baseline",
+    )
+    out["C-R-vat"] = median_effect(
+        paper_gaps(ood, ("ratio",), "method", "retrieve", ("vat",)), "Table 12 MNIST OOD gaps of Retrieve over VAT"
+    )
+    out["C-F6-most"] = median_effect(
+        paper_gaps(ood, ("ratio",), "method", "retrieve", ("ds3l", "l2rw")),
+        "Table 12 MNIST OOD gaps of Retrieve over DS3L / L2RW",
+    )
+    imb = [r for r in t12 if r["scenario"] == "imbalance"]
+    imb_gaps = paper_gaps(imb, ("ratio",), "method", "retrieve", ("vat", "supervised", "l2rw", "ds3l", "crust"))
+    out["C-R-imb"] = median_effect(imb_gaps, "Table 12 CIFAR-10 imbalance gaps of Retrieve over each baseline")
+    out["C-R-imb-1.5"] = median_effect(
+        [g - C_IMB_MARGIN for g in imb_gaps], "Table 12 CIFAR-10 imbalance gaps of Retrieve over each baseline, − 1.5"
+    )
+    hours = {r["method"]: r["hours"] for r in ood}
+    out["C-F6-5x"] = median_effect(
+        [hours[m] / hours["retrieve"] - 5.0 for m in ("ds3l", "l2rw")],
+        "Table 12 MNIST OOD DS3L / L2RW hours over Retrieve's, minus 5",
+    )
+    for cid, (num, den, floor) in {
+        "C-R-5x": ("ds3l", "retrieve", 5.0),
+        "C-DS3L-3x": ("ds3l", "vat", 2.9),
+        "C-F6-2xVAT": ("vat", "retrieve", 1.75),
+    }.items():
+        out[cid] = (hours[num] / hours[den] - floor, f"Table 12 MNIST OOD {num}/{den} hours minus {floor:g}")
+    return out
+
+
+CLAIMS = with_effects(CLAIMS, _effects())

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..report.ledger import FAILS, NOT_RUN, OPEN, Claim, all_of, any_of, at_least, at_most, directed, label, mean, put
-from ..report.stats import compare
+from ..report.stats import compare, judge
 from .claims_speed import per_protocol, views_of
 from .experiments import EXTENDED, LASTLAYER, MEMORY, TRADEOFF
 from .tradeoff import MAIN_KEYS
@@ -63,6 +63,22 @@ def _extended(records, algorithm) -> dict:
     return by
 
 
+def match_or_accuracy(runs: dict, floor: float) -> tuple[str, str]:
+    """One cell of an extended run (``{seed: row}``): where every seed reaches Full's accuracy, Full's time over the
+    time to reach it against ``floor`` (one-sample); where some seed does not, the speed-up is undefined and the
+    accuracy decides alone -- "does not hold" only when the extended run is significantly below Full (paired),
+    else not resolved (a seed cut-off never decides)."""
+    speedups = {s: r["match_speedup"] for s, r in runs.items()}
+    if all(x is not None for x in speedups.values()):
+        verdict, c = at_least(speedups, floor, "speed-up to Full's accuracy")
+        return verdict, f"{mean(speedups):.1f}x, − {floor:g} {c.short()}"
+    acc, full = {s: r["test_acc"] for s, r in runs.items()}, {s: r["full_acc"] for s, r in runs.items()}
+    c = judge(compare(acc, full), label="accuracy − Full")
+    reached = sum(x is not None for x in speedups.values())
+    verdict = FAILS if c.verdict == "lower" else OPEN
+    return verdict, f"{reached} of {len(runs)} seeds reach Full's accuracy; accuracy − Full {c.short()}"
+
+
 def c_mt_extended_matches(records):
     """App. G.3, Figure 8 (a): "similar performance to original MT algorithm while being 1.8X faster": at some
     budget an extended MT run reaches Full's accuracy on every seed, Full's time over the time to reach it
@@ -75,11 +91,8 @@ def c_mt_extended_matches(records):
         )
     judged = []
     for k, rs in sorted(by.items()):
-        if any(r["match_speedup"] is None for r in rs):
-            judged.append((FAILS, f"{label(k)}: not every seed reaches Full's accuracy"))
-        else:
-            verdict, c = at_least({r["seed"]: r["match_speedup"] for r in rs}, C_MT_MATCH)
-            judged.append((verdict, f"{label(k)}: − {C_MT_MATCH:g} {c.short()}"))
+        verdict, text = match_or_accuracy({r["seed"]: r for r in rs}, C_MT_MATCH)
+        judged.append((verdict, f"{label(k)}: {text}"))
     return any_of(v for v, _ in judged), "; ".join(t for _, t in judged)
 
 
@@ -92,10 +105,10 @@ def c_mt_extended_better(records):
     judged = []
     for k, rs in sorted(by.items()):
         ca = compare({r["seed"]: r["test_acc"] for r in rs}, {r["seed"]: r["full_acc"] for r in rs})
-        vs, cs = at_least({r["seed"]: r["speedup"] for r in rs}, C_MT_BETTER)
+        vs, cs = at_least({r["seed"]: r["speedup"] for r in rs}, C_MT_BETTER, f"{label(k)} speed-up")
         judged.append(
             (
-                all_of([directed(ca), vs]),
+                all_of([directed(ca, label=f"{label(k)} accuracy − Full"), vs]),
                 f"{label(k)}: accuracy − Full {ca.short()}; speed-up − {C_MT_BETTER:g} {cs.short()}",
             )
         )
@@ -207,7 +220,7 @@ def c_stochastic_greedy(records):
         slopes = {k: float(np.polyfit(*np.array(p).T, 1)[0]) for k, p in pts.items() if len(p) >= 2}
         if not slopes:
             return NOT_RUN, "no Retrieve selection timing at two budgets"
-        verdict, c = at_most(slopes, 1.0)
+        verdict, c = at_most(slopes, 1.0, "slope")
         return verdict, f"slope {mean(slopes):.2f} over {len(slopes)} (algorithm, seed); − 1 {c.short()}"
 
     rows = [{**r["config"], "seed": r["seed"], **r["metrics"]} for r in records if set(r["config"]) == MAIN_KEYS]
@@ -244,8 +257,9 @@ CLAIMS = (
         "",
         "App. G.3; Figure 8 (a)",
         "Retrieve achieves similar performance to original MT algorithm while being 1.8X faster",
-        "extended MT run: every seed reaches Full's accuracy, Full's time over the time to reach it significantly "
-        "above 1.8, some budget",
+        "extended MT run: Full's time over the time to reach Full's accuracy significantly above 1.8, some budget; "
+        "where a seed does not reach it, the accuracy decides alone (does not hold only where significantly below "
+        "Full, paired)",
         c_mt_extended_matches,
         (EXTENDED, TRADEOFF),
     ),

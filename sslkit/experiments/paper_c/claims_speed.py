@@ -23,7 +23,7 @@ from ..report.ledger import (
     put,
     reading_views,
 )
-from ..report.stats import compare
+from ..report.stats import compare, judge
 from .experiments import TRADEOFF
 from .tradeoff import MAIN_KEYS, PAPER_CLAIMS, tradeoff_rows
 
@@ -89,8 +89,8 @@ def _speed_and_loss(speed_floor, loss_ceiling, algorithms=None):
         for (a, f), v in sorted(speed.items()):
             if "retrieve" not in v or (algorithms and a not in algorithms):
                 continue
-            vs, cs = at_least(v["retrieve"], speed_floor)
-            vl, cl = at_most(loss[(a, f)]["retrieve"], loss_ceiling)
+            vs, cs = at_least(v["retrieve"], speed_floor, f"{a} {f:g} speed-up")
+            vl, cl = at_most(loss[(a, f)]["retrieve"], loss_ceiling, f"{a} {f:g} loss")
             text = (
                 f"{f:g}: {mean(v['retrieve']):.2f}x (− {speed_floor:g} {cs.short()}), loss "
                 f"{mean(loss[(a, f)]['retrieve']):.2f} (− {loss_ceiling:g} {cl.short()})"
@@ -216,7 +216,8 @@ def c_figure4f_co2(records):
         for (f,), v in sorted(acc.items()):
             for b in (*C_BASELINES, "full_earlystop"):
                 if "retrieve" in v and b in v:
-                    ca, ct = compare(v["retrieve"], v[b]), compare(sec[(f,)]["retrieve"], sec[(f,)][b])
+                    ca = judge(compare(v["retrieve"], v[b]), label=f"{f:g} accuracy − {b}")
+                    ct = compare(sec[(f,)]["retrieve"], sec[(f,)][b])
                     verdict = (
                         HOLDS
                         if ca.verdict == "higher"

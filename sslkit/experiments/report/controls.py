@@ -51,13 +51,13 @@ import pandas as pd
 
 from .. import paper_numbers
 from ..runs.experiment import STAND_IN
-from .ledger import LEVELS, read_records
+from .ledger import CANNOT_DECIDE, LEVELS, read_records
 from .stats import compare
 
 SHOWN, REVERSED, NOT_SHOWN, NOT_RUN = "shown", "reversed", "not shown", "not run"
 OUTCOMES = (SHOWN, REVERSED, NOT_SHOWN, NOT_RUN)
 #: a stand-in's state: every control shown, some control not shown (or no control declared)
-PASSES, CANNOT_DECIDE, NO_CONTROLS = "passes", "cannot decide", "no controls"
+PASSES, NO_CONTROLS = "passes", "no controls"
 
 
 def printed(table: str, column: str = "mean", **match) -> float:
@@ -269,6 +269,8 @@ def gate(ledger: pd.DataFrame, claims, states: pd.DataFrame, root=None) -> pd.Da
         kept.append(row["verdict"] if len(deciding) else "")
         said.append("; ".join(f"{name(r)}: {r['shown']} of {r['controls']} shown" for _, r in deciding.iterrows()))
     out["verdict"], out["stand_in_verdict"], out["controls"] = verdicts, kept, said
+    if "state" in out:  # the ledger's state column follows the gated verdict
+        out["state"] = verdicts
     return out
 
 

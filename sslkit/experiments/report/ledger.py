@@ -13,14 +13,29 @@ Verdicts (:data:`VERDICTS`):
 * ``"not run"`` -- no record the test needs is committed.
 
 Every comparison is made by the one rule of :mod:`.stats` (:data:`.stats.RULE`): Welch's t-test, paired by seed
-where both sides ran the same seeds (a seed's runs share their split and initialisation), two-sided at 5 %. So
-that a verdict does not depend on the claim's wording more than it must:
+where both sides ran the same seeds (a seed's runs share their split and initialisation), two-sided at 5 %. The
+ledger evaluates each claim by :func:`.verdicts.judgement`, which applies the rule the same way to every claim:
+
+* the comparisons a claim's test judges (:func:`.stats.judge`, called by :func:`pairs_verdict`, :func:`directed`,
+  :func:`at_least`, :func:`.stats.not_below`, ...) form its family; their p-values are Holm-adjusted within the
+  claim and the adjusted p decides (the test runs a second time reading them), the raw p shown beside it;
+* "does not hold" only where a judged comparison is significantly *against* the claim after the adjustment (for a
+  margin, the interval wholly beyond it): a seed cut-off, an exact tie or a ranking by means never decides it;
+  "holds" only where one is significant *for* it -- otherwise "not resolved";
+* one margin rule for "no worse than" / "close to" claims (:func:`.stats.not_below`, :func:`.stats.within`): the
+  95 % interval within the margin holds, wholly beyond it does not hold; a significant difference inside the
+  margin is what such a claim allows;
+* the ledger's columns name the deciding comparison, its effect, 95 % CI, p and adjusted p, its minimum
+  detectable effect at 80 % power (:func:`.stats.mde`) beside the paper's effect (:attr:`Claim.effect`), and the
+  power state of a claim ("underpowered" with the seeds it needs, or "no effect at this power").
+
+How a claim's wording becomes a test:
 
 * "A outperforms B" is judged per row (:func:`pairs_verdict`): holds when A is significantly higher in every
   row, does not hold when A is significantly lower in some row, not resolved otherwise; the evidence names the
   deciding row with its difference, 95 % interval and p-value.
-* Rankings ("the highest", "first or second") are read off the means, as the papers' bold / underline are; the
-  evidence adds how many methods are significantly above.
+* Rankings ("the highest", "first or second") are read through the significant comparisons behind them, never
+  off the means alone (the ranks by mean are in the evidence).
 * A claim holds only on a significant result in its direction (:func:`directed`), or, for "comparable",
   "matches", "similar", when the 95 % interval lies within the margin (:func:`.stats.within`,
   :func:`.stats.not_below`): a difference that is merely not significant is "not resolved", never "holds".
@@ -29,7 +44,8 @@ that a verdict does not depend on the claim's wording more than it must:
 * A claim over several cells: :func:`all_of` ("in every row") and :func:`any_of` ("at some budget"); the readings
   of an ambiguous protocol (two budgets, two weightings of a baseline, :class:`~..runs.experiment.Reading`) each
   get their verdict and :func:`agree` gives one only when they agree. Records of different protocols or readings
-  are never pooled in one cell (:func:`reading_name`).
+  are never pooled in one cell (:func:`reading_name`); where several protocols ran, the most faithful decides and
+  the others are shown as sensitivity (:func:`.stats.aside`, :func:`.stats.decided_by`).
 
 Evidence levels. A claim is tested on the best evidence its first experiment has committed: the records of its
 paper-protocol scale when they exist, else those of its CPU stand-in (:data:`LEVELS`); the ledger's ``level``
@@ -50,10 +66,13 @@ import pandas as pd
 from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, QUICK, STAND_IN
 from ..runs.published import committed_results_dir
 from ..runs.store import load_results
-from .stats import Comparison, compare, compare_to
+from .stats import Comparison, compare, compare_to, judge
 
 HOLDS, FAILS, OPEN, NOT_RUN = "holds", "does not hold", "not resolved", "not run"
-VERDICTS = (HOLDS, FAILS, OPEN, NOT_RUN)
+#: the gate's state (:mod:`.controls`): the claim's deciding stand-in fails its positive controls, so its test's
+#: verdict (kept in ``stand_in_verdict``) is shown but never counted for or against the paper
+CANNOT_DECIDE = "cannot decide"
+VERDICTS = (HOLDS, FAILS, OPEN, CANNOT_DECIDE, NOT_RUN)
 #: evidence levels, best first: the kind of the records a claim is tested on
 LEVELS = (PAPER_PROTOCOL, STAND_IN, DIAGNOSTIC, QUICK)
 
@@ -73,6 +92,12 @@ class Claim:
     test: str
     reads: tuple
     fn: Callable
+    #: the paper's own effect in the units of the deciding comparison (None: the paper gives no number; a margin
+    #: claim's default is its margin), and where the number comes from
+    effect: float | None = None
+    effect_source: str = ""
+    #: why the records that decide are the most faithful evidence (shown in the ledger's deciding evidence)
+    decides: str = ""
 
 
 # --------------------------------------------------------------------------------------------------- helpers
@@ -115,7 +140,9 @@ def rank(row: dict, method: str) -> int:
 
 def significantly_above(row: dict, method: str) -> list:
     """``[(other method, comparison)]`` of the methods of ``row`` significantly above ``method``."""
-    out = [(m, compare(v, row[method])) for m, v in row.items() if m != method]
+    out = [
+        (m, judge(compare(v, row[method]), "lower", label=f"{m} vs {method}")) for m, v in row.items() if m != method
+    ]
     return [(m, c) for m, c in out if c.verdict == "higher"]
 
 
@@ -158,7 +185,7 @@ def pairs_verdict(pairs, what: str) -> tuple[str, str]:
     seed: mappings pair by seed). Holds when every row is significantly higher, does not hold when some row is
     significantly lower, not resolved otherwise; "not run" without a pair. The evidence counts the rows and
     gives the deciding one (:func:`deciding`)."""
-    comparisons = [(lab, compare(a, b)) for lab, a, b in pairs]
+    comparisons = [(lab, judge(compare(a, b), label=lab)) for lab, a, b in pairs]
     if not comparisons:
         return NOT_RUN, f"{what}: no matching record"
     counts = tally(comparisons)
@@ -166,30 +193,32 @@ def pairs_verdict(pairs, what: str) -> tuple[str, str]:
     return verdict, with_deciding(counts_text(counts, what), comparisons, verdict)
 
 
-def verdict_of(c: Comparison) -> str:
+def verdict_of(c: Comparison, label: str = "") -> str:
     """ "a is higher than b" for one comparison: holds / does not hold / not resolved."""
+    judge(c, label=label)
     return {"higher": HOLDS, "lower": FAILS}.get(c.verdict, OPEN)
 
 
-def directed(c: Comparison, good: str = "higher") -> str:
+def directed(c: Comparison, good: str = "higher", label: str = "") -> str:
     """The claim's verdict from one comparison whose ``good`` direction ("higher" / "lower") supports it: holds
     on a significant result that way, does not hold on one the other way, else not resolved."""
+    judge(c, good, label=label)
     if c.verdict == "not resolved":
         return OPEN
     return HOLDS if c.verdict == good else FAILS
 
 
-def at_least(values, floor: float) -> tuple[str, Comparison]:
+def at_least(values, floor: float, label: str = "") -> tuple[str, Comparison]:
     """ "At least ``floor``" for per-seed ``values``: the one-sample test (:func:`.stats.compare_to`) -- holds when
     the mean is significantly above ``floor``, does not hold when significantly below."""
     c = compare_to(values, float(floor))
-    return directed(c, "higher"), c
+    return directed(c, "higher", label), c
 
 
-def at_most(values, ceiling: float) -> tuple[str, Comparison]:
+def at_most(values, ceiling: float, label: str = "") -> tuple[str, Comparison]:
     """ "At most ``ceiling``": the mirror of :func:`at_least`."""
     c = compare_to(values, float(ceiling))
-    return directed(c, "lower"), c
+    return directed(c, "lower", label), c
 
 
 def all_of(verdicts) -> str:
@@ -284,19 +313,28 @@ def claim_records(claim: Claim, root=None) -> tuple[list, list, str]:
 
 def evaluate(claim: Claim, root=None) -> tuple[str, str]:
     """``(verdict, evidence)`` of one claim on the committed records of its experiments (``root``: a results
-    folder in place of ``notebooks/results``); "not run" when none is committed."""
+    folder in place of ``notebooks/results``); "not run" when none is committed (:func:`.verdicts.judgement`)."""
+    from .verdicts import judgement
+
     records, _, _ = claim_records(claim, root)
     if not records:
         return NOT_RUN, "no committed record of " + ", ".join(e.name for e in claim.reads)
-    return claim.fn(records)
+    j = judgement(claim, records)
+    return j.verdict, j.evidence
 
 
 def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
     """One row per claim of ``claims`` (only those of ``paper`` and ``item`` where given, e.g. ``"A"``,
     ``"Table 1"``): id, paper, item, group, where, claim (quoted), test, records (the files read and their
-    kind), level (the evidence level, "" when not run), verdict and evidence. A ``paper`` or ``item`` no claim
-    has is a ValueError (a typo would otherwise give an empty ledger), and so is a ``root`` that is not a
-    folder."""
+    kind), level (the evidence level, "" when not run), verdict and evidence; then the deciding evidence (the
+    level, files and why they decide), the deciding comparison (:func:`.verdicts.judgement`,
+    :func:`.verdicts.power_columns`: ``deciding``, ``effect``, ``ci_low``, ``ci_high``, ``p``, ``p_adj``,
+    ``stat``, ``n``, ``comparisons``, ``mde``, ``paper_effect``, ``power``, ``seeds_needed``) and ``state``: the
+    verdict, a column a later step may refine (e.g. a stand-in that cannot decide) without touching
+    ``verdict``. A ``paper`` or ``item`` no claim has is a ValueError (a typo would otherwise give an empty
+    ledger), and so is a ``root`` that is not a folder."""
+    from .verdicts import Judgement, judgement, power_columns
+
     root = results_root(root)
     if paper is not None and paper not in {c.paper for c in claims}:
         raise ValueError(f"paper must be one of {sorted({c.paper for c in claims})}, got {paper!r}")
@@ -309,12 +347,18 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
             continue
         records, sources, level = claim_records(c, root)
         try:
-            verdict, evidence = c.fn(records) if records else evaluate(c, root)
+            if records:
+                j = judgement(c, records)
+            else:
+                j = Judgement(NOT_RUN, "no committed record of " + ", ".join(e.name for e in c.reads), (), None)
         except (TypeError, ValueError) as exc:  # e.g. a null (NaN) metric in a record: name the files read
             files = ", ".join(f"{root / s}.jsonl" for s in sources) or str(root)
             raise ValueError(f"claim {c.id}: cannot test it on {files}: {type(exc).__name__}: {exc}") from exc
-        if verdict == NOT_RUN:  # nothing committed is about this claim, whatever else its experiment holds
+        if j.verdict == NOT_RUN:  # nothing committed is about this claim, whatever else its experiment holds
             level = ""
+        default = {PAPER_PROTOCOL: "the paper's protocol ran"}.get(level, "no paper-protocol record is committed")
+        why = "; ".join(w for w in (j.decides, c.decides) if w) or default
+        deciding_evidence = f"{level}: {', '.join(sources)}" + (f" ({why})" if why else "") if level else ""
         rows.append(
             {
                 "id": c.id,
@@ -326,8 +370,11 @@ def ledger_table(claims, root=None, paper=None, item=None) -> pd.DataFrame:
                 "test": c.test,
                 "records": ", ".join(f"{s} ({level})" for s in sources) or "none committed",
                 "level": level,
-                "verdict": verdict,
-                "evidence": evidence,
+                "verdict": j.verdict,
+                "evidence": j.evidence,
+                "deciding evidence": deciding_evidence,
+                **power_columns(c, j),
+                "state": j.verdict,
             }
         )
     return pd.DataFrame(rows)
@@ -392,8 +439,9 @@ def verdicts_sentence(rows: pd.DataFrame, what: str) -> str:
     (A-T1-cifar)."."""
     verbs = {HOLDS: ("holds", "hold"), FAILS: ("does not hold", "do not hold")}
     verbs |= {v: (f"is {v}", f"are {v}") for v in (OPEN, NOT_RUN)}
+    verbs[CANNOT_DECIDE] = ("is on a stand-in that cannot decide", "are on a stand-in that cannot decide")
     parts = []
-    for v in (FAILS, OPEN, NOT_RUN, HOLDS):
+    for v in (FAILS, OPEN, CANNOT_DECIDE, NOT_RUN, HOLDS):
         ids = list(rows.loc[rows["verdict"] == v, "id"])
         if ids:
             parts.append(f"{len(ids)} {verbs[v][len(ids) > 1]} ({', '.join(ids)})")
@@ -423,6 +471,8 @@ def ledger_html(table: pd.DataFrame, paper: str | None = None, shown: int = 300)
     (past ``shown`` characters folded into a ``<details>``). Each row carries its claim's id as its anchor."""
     import html
 
+    from .verdicts import strength_text
+
     rows = table if paper is None else table[table["paper"] == paper]
     if paper is not None and rows.empty:
         raise ValueError(f"the ledger has no claim of paper {paper!r}; papers: {sorted(table['paper'].unique())}")
@@ -434,6 +484,8 @@ def ledger_html(table: pd.DataFrame, paper: str | None = None, shown: int = 300)
         verdict = f"<strong>{html.escape(r['verdict'])}</strong>"
         if r["level"]:
             verdict += f"<br><small>{html.escape(r['level'])}</small>"
+        if "power" in r and r["verdict"] != NOT_RUN:
+            verdict += f"<br><small>{html.escape(strength_text(r))}</small>"
         cells = (
             f"{html.escape(r['where'])}<br><small><code>{html.escape(r['id'])}</code></small>",
             f"“{html.escape(r['claim'])}”<br><small>test: {html.escape(r['test'])}</small>",
