@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+__all__ = ["DEVICE_TYPES", "check_device", "resolve_device"]
+
 #: the device types sslkit runs on (a CPU, an NVIDIA GPU, Apple's MPS)
 DEVICE_TYPES = ("cpu", "cuda", "mps")
 

@@ -124,5 +124,5 @@ class CoresetStrategy(Params):
         return type(self)(k, **params)
 
     def result(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(indices_, weights_)`` of the last :meth:`fit`."""
+        """``(indices_, weights_)`` of the last ``fit``."""
         return self.indices_, self.weights_
