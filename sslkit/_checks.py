@@ -324,10 +324,16 @@ class Params:
 
     def __sklearn_clone__(self):
         """:func:`sklearn.base.clone`: an unfitted copy built from deep copies of the parameters (the constructor's
-        checks may normalise a value, e.g. ``0`` to ``0.0``, so scikit-learn's identity test is not applied)."""
+        checks may normalise a value, e.g. ``0`` to ``0.0``, so scikit-learn's identity test is not applied); a
+        model trained in place by ``fit`` is copied at the weights it had when the first ``fit`` began."""
         from sklearn.base import clone
 
-        return type(self)(**{k: clone(v, safe=False) for k, v in self.get_params(deep=False).items()})
+        new = type(self)(**{k: clone(v, safe=False) for k, v in self.get_params(deep=False).items()})
+        initial = getattr(self, "_initial_model", None)  # a fitted trainer's model: back to its first-fit weights
+        trained_in_place = initial is not None and initial[0] is getattr(self, "model", None)
+        if trained_in_place and getattr(new, "model", None) is not None:
+            new.model.load_state_dict(initial[1])
+        return new
 
     # IPython shows the plain repr (scikit-learn's BaseEstimator would add an HTML diagram)
     _repr_html_ = None

@@ -58,6 +58,19 @@ def test_clone_gives_an_unfitted_copy_with_a_copy_of_the_model():
     assert c.lr == 0.01 and c.epochs == 4
 
 
+def test_clone_of_a_fitted_estimator_starts_from_the_initial_weights():
+    """The model is trained in place; its clone is copied at the weights it had before the first fit."""
+    model = mlp()
+    initial = weights(model)
+    t = trainer(model).fit(X, Y)
+    assert not torch.equal(weights(t.model), initial)
+    assert torch.equal(weights(clone(t).model), initial)
+    pipe = SSLPipeline(mlp(), OursEC(np.full(K, 1 / K)), 12, coreset=None, epochs=2, progress=False, device="cpu")
+    before = weights(pipe.model)
+    pipe.fit(X, Y)
+    assert torch.equal(weights(clone(pipe).model), before)
+
+
 def test_set_params_checks_again_and_refuses_unknown_names():
     t = trainer()
     assert t.set_params(lr=0.5, epochs=7) is t and (t.lr, t.epochs) == (0.5, 7)

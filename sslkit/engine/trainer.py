@@ -146,6 +146,15 @@ class Trainer(Params):
         self.seed, self.progress = check_seed(seed), check_bool(progress, "progress")
         self.decay_norm_and_bias = check_bool(decay_norm_and_bias, "decay_norm_and_bias")
 
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's arguments (scikit-learn's ``get_params``); ``model`` as given (a module, or a function
+        that builds one where the trainer takes one)."""
+        params = super().get_params(deep)
+        factory = getattr(self, "model_factory", None)
+        if factory is not None:
+            params["model"] = factory
+        return params
+
     def _set_optimisation(self, optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps) -> None:
         if schedule not in _SCHEDULES and (isinstance(schedule, str) or not callable(schedule)):
             raise ValueError(
