@@ -10,7 +10,11 @@ argument and says what was wrong.
   one-pass finiteness test for large matrices), :func:`check_labels` (integer class indices),
   :func:`check_indices` (integer positions into ``range(n)``: no floats, no negative or wrapped-around
   values, optionally distinct), :func:`check_symmetric`;
-* budgets: :func:`check_budget`, :func:`check_batch_size`, :func:`check_labeled_not_empty`.
+* budgets: :func:`check_budget`, :func:`check_batch_size`, :func:`check_labeled_not_empty`;
+* the ecosystem's conventions: :class:`Params` (scikit-learn's ``get_params`` / ``set_params``, so that
+  :func:`sklearn.base.clone` works), :func:`from_torch_data`, :func:`pairs_from_torch_data` (a PyTorch
+  ``Dataset`` or ``DataLoader`` as arrays),
+  :func:`split_unlabeled` (scikit-learn's ``y = -1`` for unlabeled rows).
 """
 
 from __future__ import annotations
@@ -36,6 +40,11 @@ __all__ = [
     "check_budget",
     "check_batch_size",
     "check_labeled_not_empty",
+    "Params",
+    "from_torch_data",
+    "pairs_from_torch_data",
+    "split_unlabeled",
+    "UNLABELED",
 ]
 
 
@@ -241,3 +250,158 @@ def check_labeled_not_empty(logits) -> None:
     """A clear error for an empty labeled set (before the generic "at least one row" of the matrix check)."""
     if isinstance(logits, (torch.Tensor, np.ndarray)) and logits.ndim == 2 and logits.shape[0] == 0:
         raise ValueError("the labeled set is empty: L_S (the labeled loss) needs at least one labeled sample")
+
+
+# ---------------------------------------------------------------------------------- the ecosystem's conventions
+
+#: scikit-learn's mark of an unlabeled row in ``y`` (``sklearn.semi_supervised``)
+UNLABELED = -1
+
+
+class Params:
+    """scikit-learn's parameter protocol, without importing scikit-learn: :meth:`get_params` reads the constructor's
+    arguments back from the attributes of the same names (the constructor stores each argument as given), and
+    :meth:`set_params` re-runs the constructor with some of them changed, so every value is checked again.
+    :func:`sklearn.base.clone` therefore works: it builds an unfitted copy from ``get_params(deep=False)``."""
+
+    @classmethod
+    def _get_param_names(cls) -> list:
+        import inspect
+
+        sig = inspect.signature(cls.__init__)
+        return sorted(
+            n for n, p in sig.parameters.items() if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        )
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's arguments (with ``deep``, also ``name__key`` for every parameter of a nested estimator)."""
+        out = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{name}__{k}", v) for k, v in value.get_params(deep=True).items())
+            out[name] = value
+        return out
+
+    def set_params(self, **params):
+        """Change constructor arguments (``name__key`` changes a nested estimator's); every value is checked again, and
+        an unknown name is refused with the valid ones. Returns ``self`` (unfitted state of the constructor)."""
+        if not params:
+            return self
+        valid = self.get_params(deep=False)
+        own, nested = {}, {}
+        for key, value in params.items():
+            name, _, sub = key.partition("__")
+            if name not in valid:
+                raise ValueError(f"{type(self).__name__} has no parameter {name!r}; its parameters: {sorted(valid)}")
+            if sub:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                own[name] = value
+        for name, sub in nested.items():
+            target = own.get(name, valid[name])
+            if not hasattr(target, "set_params"):
+                raise ValueError(f"{type(self).__name__}.{name} has no parameters to set ({sorted(sub)})")
+            target.set_params(**sub)
+        checked = type(self)(**{**valid, **own})  # raises before anything of self changes
+        self.__dict__.update(checked.__dict__)
+        return self
+
+    #: scikit-learn's estimator type: "classifier" for the trainers (``fit(X, y)``, ``predict``, ``score``), None for
+    #: the selectors (``fit(X)``, no target)
+    _estimator_type = None
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags (imported only when scikit-learn asks for them)."""
+        from sklearn.utils import ClassifierTags, Tags, TargetTags
+
+        classifier = self._estimator_type == "classifier"
+        return Tags(
+            estimator_type=self._estimator_type,
+            target_tags=TargetTags(required=classifier),
+            classifier_tags=ClassifierTags() if classifier else None,
+        )
+
+    def __sklearn_clone__(self):
+        """:func:`sklearn.base.clone`: an unfitted copy built from deep copies of the parameters (the constructor's
+        checks may normalise a value, e.g. ``0`` to ``0.0``, so scikit-learn's identity test is not applied); a
+        model trained in place by ``fit`` is copied at the weights it had when the first ``fit`` began."""
+        from sklearn.base import clone
+
+        new = type(self)(**{k: clone(v, safe=False) for k, v in self.get_params(deep=False).items()})
+        initial = getattr(self, "_initial_model", None)  # a fitted trainer's model: back to its first-fit weights
+        trained_in_place = initial is not None and initial[0] is getattr(self, "model", None)
+        if trained_in_place and getattr(new, "model", None) is not None:
+            new.model.load_state_dict(initial[1])
+        return new
+
+    # IPython shows the plain repr (scikit-learn's BaseEstimator would add an HTML diagram)
+    _repr_html_ = None
+    _repr_mimebundle_ = None
+
+
+def from_torch_data(data, name: str, *, labels: bool = True):
+    """``(X, y)`` tensors from a PyTorch ``Dataset`` or ``DataLoader`` (its items ``(x, y)``, or ``x`` alone when
+    ``labels`` is False: then ``y`` is None and an item's second element, if any, is ignored); any other value is
+    returned unchanged as ``(data, None)``. A loader is read once, in its own order (do not shuffle a loader whose
+    row order matters, e.g. for the indices of a selection); items are stacked with ``torch.stack``."""
+    from torch.utils.data import DataLoader, Dataset
+
+    if not isinstance(data, (Dataset, DataLoader)):
+        return data, None
+    if isinstance(data, DataLoader):
+        batches = list(data)
+        stack = torch.cat
+    else:
+        try:
+            size = len(data)
+        except TypeError:
+            raise TypeError(f"{name}: an iterable Dataset has no length: pass a DataLoader over it") from None
+        batches = [data[i] for i in range(size)]
+        stack = torch.stack
+    if not batches:
+        raise ValueError(f"{name} is empty (0 samples)")
+    xs, ys = [], []
+    for item in batches:
+        if isinstance(item, (tuple, list)):
+            if labels and len(item) < 2:
+                raise ValueError(f"{name} must give (x, y) pairs, got items of length {len(item)}")
+            xs.append(torch.as_tensor(item[0]))
+            if labels:
+                ys.append(torch.as_tensor(item[1]))
+        elif labels:
+            raise ValueError(f"{name} must give (x, y) pairs, got single {type(item).__name__} items")
+        else:
+            xs.append(torch.as_tensor(item))
+    return stack(xs), (stack(ys) if labels else None)
+
+
+def pairs_from_torch_data(X, y, x_name: str, y_name: str):
+    """``(X, y)`` with ``X`` a ``Dataset`` / ``DataLoader`` of ``(x, y)`` pairs read by :func:`from_torch_data` (then
+    ``y`` must be None: the pairs hold the labels); arrays pass through unchanged."""
+    X, pairs = from_torch_data(X, x_name)
+    if pairs is None:
+        return X, y
+    if y is not None:
+        raise ValueError(f"{x_name} is a Dataset or DataLoader of (x, y) pairs: pass {y_name}=None")
+    return X, pairs
+
+
+def split_unlabeled(X, y, name: str = "y"):
+    """scikit-learn's semi-supervised convention: rows of ``y`` equal to ``-1`` are unlabeled. Returns ``(X_l, y_l,
+    X_u)`` (``X_u`` None when no row is unlabeled); numpy or torch in, the same kind out. Other negative labels
+    are left for the caller's label checks."""
+    is_tensor = isinstance(y, torch.Tensor)
+    mask = (y == UNLABELED) if is_tensor else (np.asarray(y) == UNLABELED)
+    if not bool(mask.any()):
+        return X, y, None
+    if bool(mask.all()):
+        raise ValueError(f"every row of {name} is -1 (unlabeled): give at least one labeled row")
+    if isinstance(X, torch.Tensor):
+        m = torch.as_tensor(mask, device=X.device)
+        X_l, X_u = X[~m], X[m]
+    else:
+        m = mask.cpu().numpy() if is_tensor else mask
+        X_l, X_u = np.asarray(X)[~m], np.asarray(X)[m]
+    y_l = y[~mask] if is_tensor else np.asarray(y)[~mask]
+    return X_l, y_l, X_u

@@ -1,4 +1,5 @@
-"""Command line: ``sslkit list``, ``sslkit run NAME ...``, ``sslkit reproduce NAME ...`` and ``sslkit --version``.
+"""Command line: ``sslkit list``, ``sslkit run NAME ...``, ``sslkit reproduce NAME ...``, ``sslkit select INPUT ...``
+(:mod:`sslkit.select_cli`) and ``sslkit --version``.
 
 * ``sslkit run NAME --scale quick|cpu|paper [--seeds 0-4] [--executor ray]`` runs (or resumes) the grid of any
   experiment of the three papers into its results file (:func:`sslkit.experiments.catalog.run`);
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import sslkit
 
+from . import select_cli
 from .experiments import notebooks
 
 SCALES = ("quick", "cpu", "paper")
@@ -95,6 +97,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="run the main grid only, none of its named readings (e.g. -o methods=crust --seeds 3-4: that method only)",
     )
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    select_cli.add_parser(sub)
     return parser
 
 
@@ -303,6 +306,8 @@ def main(argv=None) -> int:
             return _list()
         if args.command == "run":
             return _run(args)
+        if args.command == "select":
+            return select_cli.run(args)
         return _reproduce(args)
     except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"sslkit: error: {' '.join(str(exc).split())}{_extra_hint(exc)}", file=sys.stderr)  # one line

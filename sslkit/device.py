@@ -4,6 +4,28 @@ from __future__ import annotations
 
 import torch
 
+__all__ = ["DEVICE_TYPES", "check_device", "resolve_device"]
+
+#: the device types sslkit runs on (a CPU, an NVIDIA GPU, Apple's MPS)
+DEVICE_TYPES = ("cpu", "cuda", "mps")
+
+
+def check_device(device):
+    """``device`` itself if it names a device sslkit can run on ("auto", None, "cpu", "cuda", "cuda:N", "mps" or such a
+    :class:`torch.device`), whether or not it is available here (:func:`resolve_device` checks that when it is
+    used); a clear ``ValueError`` now otherwise (e.g. ``"gpu"``)."""
+    if device is None or (isinstance(device, str) and device == "auto"):
+        return device
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be 'auto', a device name or a torch.device, got {type(device).__name__}")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        dev = None
+    if dev is None or dev.type not in DEVICE_TYPES:
+        raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'")
+    return device
+
 
 def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     """Return a :class:`torch.device` for ``device``.
@@ -21,7 +43,11 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'") from exc
+        raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'") from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError(f"device {device!r} was requested but CUDA is not available on this machine")
+    if dev.type == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise RuntimeError(f"device {device!r} was requested but Apple's MPS is not available on this machine")
     return dev

@@ -50,16 +50,26 @@ import time
 import numpy as np
 import torch
 
-from sslkit._checks import check_count, check_real, check_seed
+from sslkit._checks import (
+    Params,
+    check_bool,
+    check_count,
+    check_real,
+    check_seed,
+    from_torch_data,
+    pairs_from_torch_data,
+)
 from sslkit.algorithms import LinearRiskAlgorithm, PerSampleRisk, SSLAlgorithm
 from sslkit.callbacks import CoresetSelection, warm_start_epochs
 from sslkit.engine import USB_SGD, Trainer
-from sslkit.select import GKHR, RandomSelector
+from sslkit.engine.optim import fresh_start
+from sslkit.select import make_selector, selector_name
 
 __all__ = ["SELECTORS", "SSLPipeline", "coreset_schedule"]
 
-#: the label selectors by name: RDSS (paper B) and its switched-off stage, uniform random
-SELECTORS = ("rdss", "random")
+#: the label selectors by name: RDSS (paper B), its switched-off stage (uniform random) and paper B's label-free
+#: baselines (:func:`sslkit.select.make_selector`; any case)
+SELECTORS = ("rdss", "random", "kmeans", "usl", "activeft")
 #: the Trainer options the pipeline sets itself (its schedule and stages)
 _OWN_OPTIONS = ("iterations_per_epoch", "total_steps", "epochs", "seed", "device", "num_classes", "progress")
 
@@ -83,7 +93,7 @@ def coreset_schedule(epochs: int, n_unlabeled: int, fraction, batch_size: int, *
     return {"epochs": warm + subset, "warm_epochs": warm, "k": k, "total_steps": steps}
 
 
-class SSLPipeline:
+class SSLPipeline(Params):
     """Label selection (B), semi-supervised learning (A) and unlabeled coresets (C) in one estimator (module
     docstring).
 
@@ -93,7 +103,8 @@ class SSLPipeline:
     algorithm : an :class:`~sslkit.algorithms.SSLAlgorithm` that uses unlabeled data (``OursIter``, ``OursEC``,
         ``FreeMatch``...).
     n_labels : int, the labeling budget m (at most the pool size).
-    selector : "rdss" (paper B's GKHR), "random", or an object with ``fit(features)`` setting ``indices_``.
+    selector : "rdss" (paper B's GKHR), "random", "kmeans", "usl", "activeft" (:func:`sslkit.select.make_selector`'s
+        names, any case), or an object with ``fit(features)`` setting ``indices_``.
     coreset : float in (0, 1), the fraction of the unlabeled pool Retrieve keeps, or None (the full pool).
     every : epochs between two coreset selections (paper C's R).
     kappa : float in [0, 1), the warm-start share κ (paper C §3.4: 0.5).
@@ -102,8 +113,13 @@ class SSLPipeline:
     seed : seeds the random selector, the coreset's first draw and the trainer (batches, augmentations).
     device : "auto", "cpu", "cuda"... (the trainer's and the selector's).
     num_classes : the number of classes (None: the trainer infers it from the labels it sees).
+    progress : progress bars over RDSS's picks and the training epochs (``SSLKIT_PROGRESS=0`` silences them).
     **trainer_options : any other :class:`~sslkit.engine.Trainer` option (optimiser, lr, EMA, hooks...); the
         default optimiser is Nesterov SGD, lr 0.03, weight decay 5e-4, cosine schedule (USB, papers B and C).
+
+    scikit-learn's conventions: ``get_params`` / ``set_params`` (the Trainer options included) and
+    :func:`sklearn.base.clone` (an unfitted copy with a copy of the model); every ``fit`` starts afresh from the
+    weights the model had when the first ``fit`` began.
 
     Attributes after :meth:`fit`: ``labeled_indices_`` (int64 rows of ``X``, selection order), ``y_labeled_``
     (their labels), ``trainer_`` (the fitted :class:`~sslkit.engine.Trainer`), ``coreset_`` (the
@@ -113,6 +129,8 @@ class SSLPipeline:
     the rest of training (``training``, ``training_cpu``: the whole ``fit`` of the trainer minus the coreset
     selections).
     """
+
+    _estimator_type = "classifier"
 
     def __init__(
         self,
@@ -130,6 +148,7 @@ class SSLPipeline:
         seed=0,
         device="auto",
         num_classes=None,
+        progress=True,
         **trainer_options,
     ):
         if not isinstance(model, torch.nn.Module):
@@ -139,7 +158,7 @@ class SSLPipeline:
         if not algorithm.uses_unlabeled:
             raise ValueError(f"{type(algorithm).__name__} uses no unlabeled data: the pipeline needs an SSL algorithm")
         if isinstance(selector, str):
-            if selector not in SELECTORS:
+            if _selector_name(selector) is None:
                 raise ValueError(f"selector must be one of {SELECTORS} or a selector object, got {selector!r}")
         elif not callable(getattr(selector, "fit", None)):
             raise TypeError(f"selector must be one of {SELECTORS} or an object with fit(), got {selector!r}")
@@ -147,7 +166,9 @@ class SSLPipeline:
             check_real(coreset, "coreset", low=0.0, high=1.0, low_open=True, high_open=True)
         own = sorted(set(trainer_options) & set(_OWN_OPTIONS))
         if own:
-            raise ValueError(f"the pipeline sets {own} itself: pass epochs, seed, device, num_classes as its arguments")
+            raise ValueError(
+                f"the pipeline sets {own} itself: pass epochs, seed, device, num_classes, progress as its arguments"
+            )
         self.model, self.algorithm = model, algorithm
         self.n_labels = check_count(n_labels, "n_labels", allow_zero=False)
         self.selector, self.coreset = selector, coreset
@@ -158,7 +179,13 @@ class SSLPipeline:
         self.unlabeled_batch_size = check_count(unlabeled_batch_size, "unlabeled_batch_size", allow_zero=False)
         self.seed, self.device = check_seed(seed), device
         self.num_classes = None if num_classes is None else check_count(num_classes, "num_classes", allow_zero=False)
+        self.progress = check_bool(progress, "progress")
         self.trainer_options = {**USB_SGD, **trainer_options}
+        self._given_options = trainer_options
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's arguments, the Trainer options given to it included (scikit-learn's ``get_params``)."""
+        return {**self._given_options, **super().get_params(deep)}
 
     # ------------------------------------------------------------------------------------------- stages
     def select_labels(self, features) -> np.ndarray:
@@ -167,10 +194,10 @@ class SSLPipeline:
         F = F.reshape(F.shape[0], -1)
         if self.n_labels > F.shape[0]:
             raise ValueError(f"n_labels = {self.n_labels} exceeds the pool ({F.shape[0]} samples)")
-        if self.selector == "rdss":
-            sel = GKHR(self.n_labels, seed=self.seed, device=self.device)
-        elif self.selector == "random":
-            sel = RandomSelector(self.n_labels, seed=self.seed)
+        if isinstance(self.selector, str):
+            sel = make_selector(
+                _selector_name(self.selector), self.n_labels, seed=self.seed, device=self.device, progress=self.progress
+            )
         else:
             sel = self.selector
         idx = sel.fit(F).indices_
@@ -216,13 +243,21 @@ class SSLPipeline:
         )
 
     # ---------------------------------------------------------------------------------------------- fit
-    def fit(self, X, labels, *, features=None, X_unlabeled=None, X_val=None, y_val=None):
+    def fit(self, X, labels=None, *, features=None, X_unlabeled=None, X_val=None, y_val=None):
         """Select the labels, ask the oracle, train; returns ``self``.
 
         ``X``: the pool (n, ...), float features or normalised images; ``labels``: the oracle (module docstring);
         ``features``: what the selector sees, one row per row of ``X`` (default: ``X`` flattened); ``X_unlabeled``:
         the unlabeled set (default: ``X``); ``X_val``, ``y_val``: validation data (Ours (Iter) estimates a* on
-        them)."""
+        them).
+
+        PyTorch inputs: ``X`` may be a ``Dataset`` or ``DataLoader`` of ``(x, y)`` pairs (then ``labels`` None: the
+        pairs' ``y`` are the oracle, read only at the chosen rows) or of ``x`` alone; ``X_unlabeled`` one of ``x``;
+        ``X_val`` one of ``(x, y)`` (then ``y_val`` None). Each is read once into tensors, in its own order.
+        Every ``fit`` starts from the weights the model had when the first ``fit`` began."""
+        X, labels, X_unlabeled, X_val, y_val = _torch_inputs(X, labels, X_unlabeled, X_val, y_val)
+        if labels is None:
+            raise ValueError("labels is required: the pool's labels, or a function indices -> labels (the oracle)")
         n = _rows(X, "X")
         if features is not None and _rows(features, "features") != n:
             raise ValueError(f"features has {_rows(features, 'features')} rows but X has {n}")
@@ -259,6 +294,7 @@ class SSLPipeline:
                 seed=self.seed,
             )
             hooks += self.coreset_.hooks()
+        self._initial_model = fresh_start(self.model, getattr(self, "_initial_model", None))
         self.trainer_ = Trainer(
             self.model,
             algorithm,
@@ -271,7 +307,7 @@ class SSLPipeline:
             seed=self.seed,
             device=self.device,
             num_classes=self.num_classes,
-            progress=False,
+            progress=self.progress,
             **options,
         )
         X_l = X[torch.as_tensor(idx)] if isinstance(X, torch.Tensor) else np.asarray(X)[idx]
@@ -311,6 +347,36 @@ class SSLPipeline:
             f"SSLPipeline(algorithm={self.algorithm!r}, n_labels={self.n_labels}, selector={self.selector!r}, "
             f"coreset={self.coreset!r}, epochs={self.epochs}, seed={self.seed})"
         )
+
+
+def _selector_name(name: str):
+    """The :func:`sslkit.select.make_selector` name of a pipeline selector (None for an unknown one or "Stratified",
+    which needs every label)."""
+    try:
+        known = selector_name(name)
+    except ValueError:
+        return None
+    return None if known == "Stratified" else known
+
+
+def _torch_inputs(X, labels, X_unlabeled, X_val, y_val):
+    """``Dataset`` / ``DataLoader`` inputs of :meth:`SSLPipeline.fit` as tensors (pairs' labels as the oracle)."""
+    from torch.utils.data import DataLoader, Dataset
+
+    if isinstance(X, (Dataset, DataLoader)):
+        try:
+            X, y = from_torch_data(X, "X")
+        except ValueError:  # items without labels
+            X, y = from_torch_data(X, "X", labels=False)
+        if y is not None:
+            if labels is not None:
+                raise ValueError(
+                    "X is a Dataset or DataLoader of (x, y) pairs: pass labels=None (its y are the labels)"
+                )
+            labels = y
+    X_unlabeled, _ = from_torch_data(X_unlabeled, "X_unlabeled", labels=False)
+    X_val, y_val = pairs_from_torch_data(X_val, y_val, "X_val", "y_val")
+    return X, labels, X_unlabeled, X_val, y_val
 
 
 def _rows(X, name: str) -> int:

@@ -502,7 +502,7 @@ def test_num_classes_inference_and_checks():
         ({"X_l": np.zeros((10, 2)), "y_l": np.zeros(9, dtype=int)}, ValueError, "X_l has 10 samples but y_l has 9"),
         ({"y_l": np.zeros(10)}, TypeError, "y_l must contain integer"),
         ({"y_l": np.full(10, 2)}, ValueError, r"y_l has labels in \[2, 2\]"),
-        ({"y_l": np.array([-1] + [0] * 9)}, ValueError, "y_l has labels"),
+        ({"y_l": np.array([-2] + [0] * 9)}, ValueError, "y_l has labels"),  # -1 marks an unlabeled row
         ({"X_l": np.zeros((0, 2)), "y_l": np.zeros(0, dtype=int)}, ValueError, "X_l is empty"),
         ({"X_l": np.array([[np.nan, 0]] + [[0, 0]] * 9)}, ValueError, "X_l contains NaN"),
         ({"X_l": np.zeros((10, 2), dtype=np.uint8)}, TypeError, "X_l must have a floating dtype"),

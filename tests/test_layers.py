@@ -37,6 +37,7 @@ LAYERS = {
     "experiments": 3,
     "pipeline": 3,
     "cli": 4,
+    "select_cli": 4,
 }
 #: the three papers' mathematics: none may import another
 PAPERS = ("risk", "select", "coreset")

@@ -16,10 +16,10 @@ from sslkit.algorithms.base import FitContext
 def batch_component_risks(losses: torch.Tensor, y: torch.Tensor, n_per_class) -> torch.Tensor:
     """Horvitz–Thompson mini-batch estimate of the component risks R̂_ij (paper A eq. 1), shape (k, k).
 
-    ``losses`` (|B|, k) is the loss matrix of a labeled batch, ``y`` (|B|,) its labels and ``n_per_class``
+    ``losses`` ``(|B|, k)`` is the loss matrix of a labeled batch, ``y`` ``(|B|,)`` its labels and ``n_per_class``
     (k,) the class counts of the *full* labeled set (n_L = their sum). Returns
     ``R[i, j] = Σ_{s in B, y_s = i} losses[s, j] * n_L / (|B| n_i)``, whose expectation over uniformly drawn
-    batches of size |B| (without replacement) is :func:`sslkit.risk.component_risks` of the full set. A
+    batches of size ``|B|`` (without replacement) is :func:`sslkit.risk.component_risks` of the full set. A
     class absent from the batch has a zero row. Gradients flow through ``losses``; no host synchronisation.
     """
     if losses.dim() != 2:

@@ -7,6 +7,7 @@ device for the computation, deterministic given its ``seed``. Every selector is 
 ``select(SelectionInputs) -> (indices, weights)``.
 
 * :mod:`sslkit.coreset.strategy`: :class:`SelectionInputs`, :class:`CoresetStrategy`;
+  :mod:`sslkit.coreset.inputs`: :func:`selection_inputs` (a round's inputs from the user's own training loop);
   :mod:`sslkit.coreset.registry`: :data:`STRATEGIES` (names -> classes), :func:`make_strategy`.
 
 * :mod:`sslkit.coreset.gradients`: closed-form per-sample last-layer gradients (§3.4): bias part ``g0``,
@@ -39,6 +40,7 @@ from sslkit.coreset.gradients import (
     split_last_layer,
 )
 from sslkit.coreset.gradmatch import GradMatch, nonnegative_ridge, omp_nonnegative
+from sslkit.coreset.inputs import pseudo_label_losses, selection_inputs
 from sslkit.coreset.per_class import PerClassRetrieve
 from sslkit.coreset.registry import STRATEGIES, make_strategy, strategy_options
 from sslkit.coreset.retrieve import Retrieve, one_step_objective, round_step, stochastic_candidates
@@ -48,6 +50,8 @@ from sslkit.coreset.uniform import RandomCoreset
 
 __all__ = [
     "SelectionInputs",
+    "selection_inputs",
+    "pseudo_label_losses",
     "CoresetStrategy",
     "STRATEGIES",
     "make_strategy",

@@ -31,7 +31,7 @@ from sslkit._checks import (
     check_symmetric,
 )
 from sslkit.coreset.batches import batch_means, expand_batches
-from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs, require
 
 __all__ = ["Craig", "facility_location", "craig_similarity"]
 
@@ -124,7 +124,7 @@ class Craig(CoresetStrategy):
 
     def select(self, inputs: SelectionInputs):
         """:meth:`fit` on ``inputs.gradients``."""
-        inputs.require("Craig", "gradients")
+        require(inputs, "Craig", "gradients")
         return self.with_params().fit(inputs.gradients).result()
 
     def __repr__(self):

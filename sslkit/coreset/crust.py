@@ -27,7 +27,7 @@ import torch
 
 from sslkit._checks import check_budget, check_count, check_gradients, check_labels
 from sslkit.coreset.craig import METRICS, craig_similarity, facility_location
-from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs, require
 
 __all__ = ["Crust", "proportional_budgets", "mixup"]
 
@@ -104,7 +104,7 @@ class Crust(CoresetStrategy):
         return self
 
     def select(self, inputs: SelectionInputs):
-        inputs.require("Crust", "gradients", "pseudo_labels")
+        require(inputs, "Crust", "gradients", "pseudo_labels")
         return self.with_params().fit(inputs.gradients, inputs.pseudo_labels).result()
 
     def __repr__(self):

@@ -34,7 +34,7 @@ import time
 import torch
 
 from sslkit._checks import check_budget, check_count, check_gradients
-from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs, require
 
 __all__ = ["BayesianCoreset", "giga_step"]
 
@@ -137,7 +137,7 @@ class BayesianCoreset(CoresetStrategy):
 
     def select(self, inputs: SelectionInputs):
         """:meth:`fit` on ``inputs.gradients``."""
-        inputs.require("BayesianCoreset", "gradients")
+        require(inputs, "BayesianCoreset", "gradients")
         return self.with_params().fit(inputs.gradients).result()
 
     def __repr__(self):

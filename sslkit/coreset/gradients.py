@@ -136,7 +136,7 @@ def labeled_gradient(logits, labels, features=None) -> torch.Tensor:
 
 
 def split_last_layer(vector: torch.Tensor, n_classes: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Split a gradient row (or ``... x width`` rows) into ``(bias part ... x C, weight part ... x C x D)``.
+    """Split gradient rows (shape ``(..., width)``) into the bias part ``(..., C)`` and the weight part ``(..., C, D)``.
 
     The inverse of the layout above; the weight part is ``None`` when ``width == C``.
     """

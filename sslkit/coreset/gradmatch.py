@@ -35,7 +35,7 @@ from sslkit._checks import (
     check_seed,
 )
 from sslkit.coreset.batches import batch_means, expand_batches
-from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs, require
 
 __all__ = ["GradMatch", "nonnegative_ridge", "omp_nonnegative"]
 
@@ -173,7 +173,7 @@ class GradMatch(CoresetStrategy):
 
     def select(self, inputs: SelectionInputs):
         """:meth:`fit` on ``inputs.gradients`` with the seed ``seed + inputs.draw`` (the random fill)."""
-        inputs.require("GradMatch", "gradients")
+        require(inputs, "GradMatch", "gradients")
         return self.with_params(seed=self.seed + inputs.draw).fit(inputs.gradients).result()
 
     def __repr__(self):

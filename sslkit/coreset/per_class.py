@@ -18,7 +18,7 @@ import torch
 from sslkit._checks import check_budget, check_count, check_gradients, check_labels, check_seed
 from sslkit.coreset.crust import proportional_budgets
 from sslkit.coreset.retrieve import Retrieve, round_step
-from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs, require
 
 __all__ = ["PerClassRetrieve"]
 
@@ -79,7 +79,7 @@ class PerClassRetrieve(CoresetStrategy):
         return self
 
     def select(self, inputs: SelectionInputs):
-        inputs.require("PerClassRetrieve", "gradients", "labeled_logits", "labels", "pseudo_labels")
+        require(inputs, "PerClassRetrieve", "gradients", "labeled_logits", "labels", "pseudo_labels")
         return (
             self.with_params(**round_step(self, inputs))
             .fit(inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.pseudo_labels, inputs.labeled_features)

@@ -62,7 +62,7 @@ from sslkit._checks import (
     check_positive,
     check_seed,
 )
-from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs, require
 
 __all__ = ["Retrieve", "one_step_objective", "stochastic_candidates", "round_step"]
 
@@ -269,7 +269,7 @@ class Retrieve(CoresetStrategy):
         return self
 
     def select(self, inputs: SelectionInputs):
-        inputs.require("Retrieve", "gradients", "labeled_logits", "labels")
+        require(inputs, "Retrieve", "gradients", "labeled_logits", "labels")
         return (
             self.with_params(**round_step(self, inputs))
             .fit(inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.labeled_features)

@@ -44,8 +44,10 @@ def _fixed_tensors(model: torch.nn.Module, trainable) -> dict:
 
 
 def per_sample_gradients(model: torch.nn.Module, inputs, loss, *extras, batch_size: int = 256) -> torch.Tensor:
-    """``N x P``: row ``j`` is the gradient, with respect to every trainable parameter of ``model`` (flattened in
-    :func:`trainable_parameters` order), of ``loss(logits_j, *extras_j)``: the loss of sample ``j`` alone.
+    """Per-sample gradients of ``loss`` with respect to every trainable parameter of ``model``, an ``N x P`` tensor.
+
+    Row ``j`` is the gradient (flattened in :func:`trainable_parameters` order) of ``loss(logits_j, *extras_j)``, the
+    loss of sample ``j`` alone.
 
     ``inputs`` (``N x ...``) go through ``model`` one sample at a time under ``torch.func.vmap`` (one vectorised
     pass per batch of ``batch_size``); ``loss`` gets that sample's logits (``1 x C``) and its rows of ``extras``

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import torch
 
-from sslkit._checks import check_count, check_real
+from sslkit._checks import Params, check_count, check_real
 
-__all__ = ["SelectionInputs", "CoresetStrategy", "NEEDS"]
+__all__ = ["SelectionInputs", "CoresetStrategy", "NEEDS", "require"]
 
 #: what a strategy may read: "gradients" (G, N x d), "labeled" (logits, labels, features of the labeled
 #: set), "pseudo_labels" (the pool's hypothesised classes)
@@ -77,7 +77,19 @@ class SelectionInputs:
             raise ValueError(f"{who} needs {', '.join(missing)} in its SelectionInputs, got None")
 
 
-class CoresetStrategy:
+def require(inputs, who: str, *fields: str) -> None:
+    """``inputs`` must be a :class:`SelectionInputs` holding ``fields`` (a clear error otherwise: e.g. ``select(50)``
+    names what ``select`` takes and how to build it)."""
+    if not isinstance(inputs, SelectionInputs):
+        raise TypeError(
+            f"{who}.select takes a SelectionInputs (the round's gradients, labeled logits...; build one with "
+            f"sslkit.coreset.selection_inputs(model, X_u, ...)), got {type(inputs).__name__}; the budget k is the "
+            f"constructor's: {who}(k, ...)"
+        )
+    inputs.require(who, *fields)
+
+
+class CoresetStrategy(Params):
     """Base class of the coreset strategies (module docstring).
 
     ``needs``: the :data:`NEEDS` a strategy reads. :meth:`select` returns ``(indices, weights)``: int64 CPU
@@ -92,9 +104,9 @@ class CoresetStrategy:
     def select(self, inputs: SelectionInputs) -> tuple[torch.Tensor, torch.Tensor]:
         raise NotImplementedError(f"{type(self).__name__} must implement select(inputs)")
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         """The constructor's arguments, read back from the attributes of the same names (``**options`` from
-        ``self.options``)."""
+        ``self.options``); scikit-learn's ``get_params`` (``deep`` changes nothing: no nested estimators)."""
         params = {}
         for name, p in inspect.signature(type(self).__init__).parameters.items():
             if name == "self":
@@ -112,5 +124,5 @@ class CoresetStrategy:
         return type(self)(k, **params)
 
     def result(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(indices_, weights_)`` of the last :meth:`fit`."""
+        """``(indices_, weights_)`` of the last ``fit``."""
         return self.indices_, self.weights_

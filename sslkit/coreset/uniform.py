@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from sslkit._checks import check_budget, check_count, check_seed
-from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
+from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs, require
 
 __all__ = ["RandomCoreset"]
 
@@ -38,6 +38,7 @@ class RandomCoreset(CoresetStrategy):
         return self
 
     def select(self, inputs: SelectionInputs):
+        require(inputs, "RandomCoreset")
         return self.with_params().fit(inputs.n, draw=inputs.draw).result()
 
     def __repr__(self):

@@ -85,7 +85,7 @@ def ood_split(y, id_classes, ood_classes, n_labeled_per_class, n_unlabeled, ood_
 
     Interpretation of the paper (terse; App. F Table 3 gives the sizes):
 
-    * OOD ratio = |U_ood| / (|U_ood| + |U_in|). The unlabeled set has exactly ``n_unlabeled`` examples,
+    * OOD ratio = ``|U_ood| / (|U_ood| + |U_in|)``. The unlabeled set has exactly ``n_unlabeled`` examples,
       of which ``round(ood_ratio * n_unlabeled)`` (halves rounded up) are OOD and the rest ID.
     * Labeled examples: ``n_labeled_per_class`` of every ID class, exactly (400 x 6 = 2400 for CIFAR-10,
       10 x 6 = 60 for MNIST); an int, a sequence (one per ID class, in ``id_classes`` order) or a dict.

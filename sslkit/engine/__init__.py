@@ -63,7 +63,7 @@ The algorithm computes the loss of one :class:`~sslkit.algorithms.Batch` (the co
 
 ``history_`` holds one dict per epoch: ``epoch`` (1-based), ``iterations``, ``loss`` (mean of the logged
 ``"loss"``, else of the back-propagated loss), the mean of every other key of
-:attr:`LossOutput.logs`, ``val_acc`` (when validation data are given), ``lr`` (learning rate after the
+``LossOutput.logs``, ``val_acc`` (when validation data are given), ``lr`` (learning rate after the
 epoch's last step), ``seconds`` (wall-clock time of the epoch, excluding epoch hooks) and whatever the hooks
 recorded with :meth:`Trainer.log` (the only way anything else writes a row).
 

@@ -19,7 +19,7 @@ def as_features(X, name: str, device: torch.device) -> torch.Tensor:
         t = X.detach()
     else:
         try:
-            t = torch.from_numpy(np.ascontiguousarray(np.asarray(X)))
+            t = _from_numpy(np.ascontiguousarray(np.asarray(X)))
         except TypeError as exc:
             raise TypeError(f"{name} must be a numeric numpy array or torch tensor, got {type(X).__name__}") from exc
     if not t.is_floating_point():
@@ -36,6 +36,12 @@ def as_features(X, name: str, device: torch.device) -> torch.Tensor:
     return t
 
 
+def _from_numpy(arr: np.ndarray) -> torch.Tensor:
+    """``torch.from_numpy`` of a copy when ``arr`` is read-only (e.g. a pandas column's ``to_numpy()``): PyTorch warns
+    on read-only memory, and the tensor must not alias memory nobody may write."""
+    return torch.from_numpy(arr if arr.flags.writeable else arr.copy())
+
+
 def as_labels(y, name: str, n: int, x_name: str, device: torch.device) -> torch.Tensor:
     """Validate integer class labels of length ``n`` and return int64 on device."""
     if isinstance(y, torch.Tensor):
@@ -46,7 +52,7 @@ def as_labels(y, name: str, n: int, x_name: str, device: torch.device) -> torch.
         arr = np.asarray(y)
         if arr.dtype.kind not in "iu":
             raise TypeError(f"{name} must contain integer class labels, got dtype {arr.dtype}")
-        t = torch.from_numpy(np.ascontiguousarray(arr.astype(np.int64, copy=False)))
+        t = _from_numpy(np.ascontiguousarray(arr.astype(np.int64, copy=False)))
     if t.dim() != 1:
         raise ValueError(f"{name} must be 1-D, got shape {tuple(t.shape)}")
     if t.shape[0] != n:

@@ -43,6 +43,57 @@ def make_optimizer(
     )
 
 
+def check_optimizer(optimizer):
+    """``optimizer`` if it is a name of :data:`OPTIMIZERS`, a :class:`torch.optim.Optimizer` (a template: its class
+    and settings, ``optimizer.defaults``) or a function ``parameters -> Optimizer``; a clear error otherwise."""
+    if isinstance(optimizer, str):
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, an Optimizer or a function, got {optimizer!r}")
+    elif not (isinstance(optimizer, torch.optim.Optimizer) or callable(optimizer)):
+        raise TypeError(
+            f"optimizer must be one of {OPTIMIZERS}, a torch.optim.Optimizer or a function parameters -> Optimizer, "
+            f"got {type(optimizer).__name__}"
+        )
+    return optimizer
+
+
+def user_optimizer(model: nn.Module, optimizer) -> torch.optim.Optimizer:
+    """A fresh optimiser of the user's over ``model``'s trainable parameters: a template's class with its
+    ``defaults`` (so every ``fit`` starts with empty optimiser state, and a clone of the trainer holds no
+    reference to another model), or the result of a function ``parameters -> Optimizer``."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("model has no trainable parameters")
+    if isinstance(optimizer, torch.optim.Optimizer):
+        try:
+            import inspect
+
+            accepted = inspect.signature(type(optimizer).__init__).parameters
+            settings = {k: v for k, v in optimizer.defaults.items() if k in accepted}  # AdamW fixes decoupled decay
+            return type(optimizer)(params, **settings)
+        except TypeError as exc:
+            raise TypeError(
+                f"cannot rebuild {type(optimizer).__name__} from its defaults ({exc}): pass a function "
+                "parameters -> optimizer, e.g. functools.partial(torch.optim.AdamW, lr=1e-3)"
+            ) from None
+    out = optimizer(params)
+    if not isinstance(out, torch.optim.Optimizer):
+        raise TypeError(f"the optimizer function must return a torch.optim.Optimizer, got {type(out).__name__}")
+    return out
+
+
+def user_scheduler(schedule, optimizer: torch.optim.Optimizer):
+    """The user's learning-rate scheduler, ``schedule(optimizer)`` (e.g. ``functools.partial(StepLR, step_size=10)``),
+    checked to be bound to the trainer's optimiser."""
+    sched = schedule(optimizer)
+    if getattr(sched, "optimizer", None) is not optimizer or not callable(getattr(sched, "step", None)):
+        raise TypeError(
+            "schedule must be a function optimizer -> learning-rate scheduler of that optimizer "
+            f"(e.g. functools.partial(torch.optim.lr_scheduler.StepLR, step_size=10)), got {type(sched).__name__}"
+        )
+    return sched
+
+
 def resolve_amp(amp, device: torch.device) -> bool:
     """Whether autocast is on: ``"auto"`` on CUDA only; ``True`` off CUDA warns and runs in float32."""
     if amp == "auto":
@@ -104,3 +155,15 @@ def restore(state: dict, model: nn.Module, ema_model: nn.Module | None) -> None:
     model.load_state_dict(state["model"])
     if state["ema"] is not None:
         ema_model.load_state_dict(state["ema"])
+
+
+def fresh_start(model: nn.Module, initial: tuple | None) -> tuple:
+    """scikit-learn's "fit starts afresh" for a model trained in place: ``initial`` is None or ``(model, state)``
+    from an earlier call; the first call on ``model`` keeps a copy of its weights, a later one loads them back.
+    Returns the ``(model, state)`` to keep (None while the model has uninitialised lazy parameters)."""
+    if any(nn.parameter.is_lazy(p) for p in model.parameters()):
+        return None
+    if initial is None or initial[0] is not model:
+        return model, {k: v.detach().clone() for k, v in model.state_dict().items()}
+    model.load_state_dict(initial[1])
+    return initial

@@ -11,9 +11,17 @@ import time
 import torch
 from torch import nn
 
-from sslkit._checks import check_count, check_seed
+from sslkit._checks import (
+    Params,
+    check_bool,
+    check_count,
+    check_seed,
+    from_torch_data,
+    pairs_from_torch_data,
+    split_unlabeled,
+)
 from sslkit.algorithms.base import Batch, FitContext, Hook, LossOutput, SSLAlgorithm, logits_of
-from sslkit.device import resolve_device
+from sslkit.device import check_device, resolve_device
 from sslkit.seeding import derive_seeds, make_generator, seed_everything
 
 from .inputs import (
@@ -28,7 +36,18 @@ from .inputs import (
     positive_float,
     sync,
 )
-from .optim import OPTIMIZERS, EMATeacher, autocast, make_optimizer, resolve_amp, restore, snapshot
+from .optim import (
+    EMATeacher,
+    autocast,
+    check_optimizer,
+    fresh_start,
+    make_optimizer,
+    resolve_amp,
+    restore,
+    snapshot,
+    user_optimizer,
+    user_scheduler,
+)
 from .sampling import PermutationStream, UnlabeledSampler
 from .schedules import EarlyStopping, cosine_lr_factor
 
@@ -50,8 +69,9 @@ def _builds_without_arguments(fn) -> bool:
     return True
 
 
-class Trainer:
-    """Train ``model`` with ``algorithm``; scikit-learn-like ``fit`` / ``predict`` / ``score``.
+class Trainer(Params):
+    """Train ``model`` with ``algorithm``; scikit-learn-like ``fit`` / ``predict`` / ``score``, ``get_params`` /
+    ``set_params`` (so :func:`sklearn.base.clone` gives an unfitted copy with a copy of the model).
 
     Parameters
     ----------
@@ -63,10 +83,17 @@ class Trainer:
         starts from the same fresh model, and ``trainer.model`` is the model built (None before the first ``fit``).
     algorithm : SSLAlgorithm
         Computes the loss of a step, e.g. :class:`sslkit.algorithms.Supervised`.
-    device : "auto", "cpu", "cuda", "cuda:N", "mps" or torch.device
+    device : "auto", "cpu", "cuda", "cuda:N", "mps" or torch.device (an unknown name is refused here, an
+        unavailable one when ``fit`` starts).
     optimizer : "adam" or "sgd"; lr, weight_decay, momentum, nesterov : its settings
-        (``momentum`` / ``nesterov`` only for SGD).
-    schedule : None (constant lr) or "cosine" (FixMatch ``cos(7 pi t / 16 T)``).
+        (``momentum`` / ``nesterov`` only for SGD). Or the user's own: a :class:`torch.optim.Optimizer` (a
+        template: ``fit`` builds a fresh one of its class with its ``defaults`` over the model's parameters) or a
+        function ``parameters -> Optimizer`` (e.g. ``functools.partial(torch.optim.AdamW, lr=3e-4)``); then
+        ``lr``, ``weight_decay``, ``momentum``, ``nesterov`` and ``decay_norm_and_bias`` are not used.
+    schedule : None (constant lr), "cosine" (FixMatch ``cos(7 pi t / 16 T)``, per step, scaling each parameter
+        group's initial rate) or a function ``optimizer -> scheduler`` (any ``torch.optim.lr_scheduler``, e.g.
+        ``functools.partial(StepLR, step_size=10)``), stepped after every epoch (``ReduceLROnPlateau`` with the
+        epoch's validation accuracy, else its training loss).
     epochs : maximum number of epochs.
     iterations_per_epoch : None (one pass over the labeled set), a fixed number of steps per epoch, or
         "unlabeled" (one pass over the current unlabeled pool, which a coreset callback may shrink).
@@ -88,6 +115,8 @@ class Trainer:
     data), ``timings_``, ``epochs_run_``, ``device_``, ``num_classes_``, ``optimizer_``, ``ema_model_``
     (None without EMA), ``amp_dtype_`` (None when autocast is off).
     """
+
+    _estimator_type = "classifier"
 
     def __init__(
         self,
@@ -122,7 +151,7 @@ class Trainer:
             )
         if not isinstance(algorithm, SSLAlgorithm):
             raise TypeError(f"algorithm must be an sslkit.algorithms.SSLAlgorithm, got {type(algorithm).__name__}")
-        self.model_factory = None if isinstance(model, nn.Module) else model
+        self._model_factory = None if isinstance(model, nn.Module) else model
         self.model = model if isinstance(model, nn.Module) else None
         self.algorithm = algorithm
         self._set_optimisation(optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps)
@@ -132,26 +161,34 @@ class Trainer:
             raise ValueError(f"amp must be 'auto', True or False, got {amp!r}")
         if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
             raise TypeError(f"early_stopping must be None or an EarlyStopping, got {type(early_stopping).__name__}")
-        self.device, self.amp, self.early_stopping = device, amp, early_stopping
-        self.hooks = check_hooks(hooks, "hooks")
+        self.device, self.amp, self.early_stopping = check_device(device), amp, early_stopping
+        checked = check_hooks(hooks, "hooks")
+        self.hooks = hooks if isinstance(hooks, (list, tuple)) else checked  # as given (get_params / clone)
         self.num_classes = None if num_classes is None else check_count(num_classes, "num_classes", allow_zero=False)
-        self.seed, self.progress = check_seed(seed), bool(progress)
-        self.decay_norm_and_bias = bool(decay_norm_and_bias)
-        self.epoch, self.iteration, self.stop_training = 0, 0, False
-        self.ema_model_ = None
+        self.seed, self.progress = check_seed(seed), check_bool(progress, "progress")
+        self.decay_norm_and_bias = check_bool(decay_norm_and_bias, "decay_norm_and_bias")
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's arguments (scikit-learn's ``get_params``); ``model`` as given (a module, or a function
+        that builds one where the trainer takes one)."""
+        params = super().get_params(deep)
+        factory = getattr(self, "_model_factory", None)
+        if factory is not None:
+            params["model"] = factory
+        return params
 
     def _set_optimisation(self, optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps) -> None:
-        if optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
-        if schedule not in _SCHEDULES:
-            raise ValueError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}")
-        self.optimizer, self.schedule = optimizer, schedule
+        if schedule not in _SCHEDULES and (isinstance(schedule, str) or not callable(schedule)):
+            raise ValueError(
+                f"schedule must be one of {_SCHEDULES} or a function optimizer -> scheduler, got {schedule!r}"
+            )
+        self.optimizer, self.schedule = check_optimizer(optimizer), schedule
         self.lr = positive_float(lr, "lr")
         self.weight_decay = nonneg_float(weight_decay, "weight_decay")
         self.momentum = nonneg_float(momentum, "momentum")
         if self.momentum >= 1:
             raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
-        self.nesterov = bool(nesterov)
+        self.nesterov = check_bool(nesterov, "nesterov")
         self.total_steps = None if total_steps is None else check_count(total_steps, "total_steps", allow_zero=False)
 
     def _set_epochs(self, epochs, iterations_per_epoch, batch_size, unlabeled_batch_size) -> None:
@@ -187,9 +224,15 @@ class Trainer:
     def fit(self, X_l, y_l, X_u=None, X_val=None, y_val=None):
         """Train on labeled ``(X_l, y_l)`` (+ unlabeled ``X_u`` if the algorithm uses it); return self.
 
-        A model given as a module is trained in place, starting from its current weights; a second ``fit``
-        continues from them with a fresh optimiser, EMA copy, sampler, history and counters. A model given as a
-        function is built afresh under ``seed`` by every ``fit`` (the class docstring).
+        Every ``fit`` starts afresh, as in scikit-learn (a second ``fit`` does not continue the first), with a fresh
+        optimiser, EMA copy, sampler, history and counters: a model given as a module is trained in place from the
+        weights it had when this trainer's first ``fit`` began; a model given as a function is built afresh under
+        ``seed`` by every ``fit`` (the class docstring).
+
+        Inputs: numpy arrays or tensors, or PyTorch's own: ``X_l`` a ``Dataset`` or ``DataLoader`` of ``(x, y)``
+        (then ``y_l`` is None), ``X_u`` one of ``x`` (or of ``(x, y)``, whose ``y`` is ignored), ``X_val`` one of
+        ``(x, y)`` (then ``y_val`` is None); they are read once into tensors. scikit-learn's semi-supervised
+        convention works too: ``fit(X, y)`` with ``y = -1`` on the unlabeled rows trains on those rows as ``X_u``.
 
         ``X_u`` is ignored (not moved to the device) when ``algorithm.uses_unlabeled`` is False.
         ``X_val, y_val`` give the per-epoch validation accuracy used for early stopping.
@@ -197,12 +240,15 @@ class Trainer:
         t_fit = time.perf_counter()
         device = resolve_device(self.device)
         self.device_ = device
+        X_l, y_l, X_u, X_val, y_val = _as_arrays(X_l, y_l, X_u, X_val, y_val)
         seed_everything(self.seed)
-        if self.model_factory is not None:  # built under the seed, then the same draws as for a given module
+        if self._model_factory is not None:  # built under the seed, then the same draws as for a given module
             self.model = self._build_model()
             seed_everything(self.seed)
         seed_l, seed_u = derive_seeds(self.seed, 2)
         self._prepare_data(X_l, y_l, X_u, X_val, y_val, device)
+        if self._model_factory is None:  # a module: back to its first-fit weights (a factory's model is new)
+            self._restart_model()  # after the data checks' forward pass, which initialises lazy modules
         self._prepare_training(device, seed_l, seed_u)
         pbar = self._progress_bar()
         sync(device)
@@ -212,6 +258,7 @@ class Trainer:
             self._run_due(self._hooks["before", "epoch"], self.epoch, device)
             record = self._train_epoch(device)
             self._validate(record)
+            self._step_scheduler(record)
             for h in self._hooks["after", "epoch"]:
                 if h.due(self.epoch):
                     self._run_hook(h, device)
@@ -233,7 +280,7 @@ class Trainer:
 
     # ------------------------------------------------------------------------------ fit: the phases
     def _build_model(self) -> nn.Module:
-        model = self.model_factory()
+        model = self._model_factory()
         if not isinstance(model, nn.Module):
             raise TypeError(f"the model function must return a torch.nn.Module, got {type(model).__name__}")
         return model
@@ -305,15 +352,27 @@ class Trainer:
             ema_model=self.ema_model_,
         )
         algo.setup(model, self.context_)
-        all_hooks = check_hooks(self.hooks + check_hooks(algo.hooks(), f"{type(algo).__name__}.hooks()"), "hooks")
+        all_hooks = check_hooks(list(self.hooks) + check_hooks(algo.hooks(), f"{type(algo).__name__}.hooks()"), "hooks")
         self._hooks = {
             (w, u): [h for h in all_hooks if h.when == w and h.unit == u]
             for w in ("before", "after")
             for u in ("epoch", "iteration")
         }
-        self.optimizer_ = make_optimizer(
-            model, self.optimizer, self.lr, self.weight_decay, self.momentum, self.nesterov, self.decay_norm_and_bias
-        )
+        if isinstance(self.optimizer, str):
+            self.optimizer_ = make_optimizer(
+                model,
+                self.optimizer,
+                self.lr,
+                self.weight_decay,
+                self.momentum,
+                self.nesterov,
+                self.decay_norm_and_bias,
+            )
+        else:
+            self.optimizer_ = user_optimizer(model, self.optimizer)
+        self._base_lrs = [group["lr"] for group in self.optimizer_.param_groups]
+        callable_schedule = self.schedule is not None and not isinstance(self.schedule, str)
+        self.scheduler_ = user_scheduler(self.schedule, self.optimizer_) if callable_schedule else None
         self.amp_dtype_ = None
         if resolve_amp(self.amp, device):
             self.amp_dtype_ = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
@@ -446,7 +505,7 @@ class Trainer:
     @property
     def eval_model(self) -> nn.Module:
         """The model used for evaluation: the EMA copy when ``ema_decay`` is set, else ``model``."""
-        return self.ema_model_ if self.ema_model_ is not None else self.model
+        return self.model if getattr(self, "ema_model_", None) is None else self.ema_model_
 
     def predict_proba(self, X, batch_size: int = 1024):
         """Class probabilities (softmax of the logits), float32, shape (n, num_classes).
@@ -496,10 +555,23 @@ class Trainer:
         return float(correct) / X.shape[0]
 
     def _set_lr(self, step: int) -> None:
-        if self.schedule == "cosine":
-            lr = self.lr * cosine_lr_factor(step, self.total_steps_)
-            for group in self.optimizer_.param_groups:
-                group["lr"] = lr
+        if isinstance(self.schedule, str) and self.schedule == "cosine":
+            factor = cosine_lr_factor(step, self.total_steps_)
+            for group, base in zip(self.optimizer_.param_groups, self._base_lrs):
+                group["lr"] = base * factor
+
+    def _step_scheduler(self, record: dict) -> None:
+        """The user's scheduler after an epoch (``ReduceLROnPlateau``: on the validation accuracy, else the loss)."""
+        if self.scheduler_ is None:
+            return
+        if isinstance(self.scheduler_, torch.optim.lr_scheduler.ReduceLROnPlateau):
+            self.scheduler_.step(record.get("val_acc", record.get("loss")))
+        else:
+            self.scheduler_.step()
+
+    def _restart_model(self) -> None:
+        """Every fit starts from the weights the model had when the first fit began (scikit-learn's ``fit``)."""
+        self._initial_model = fresh_start(self.model, getattr(self, "_initial_model", None))
 
     def _run_hook(self, hook: Hook, device: torch.device) -> float:
         sync(device)
@@ -520,8 +592,24 @@ class Trainer:
         return tqdm(total=self.epochs, desc=self.algorithm.name, unit="epoch")
 
     def __repr__(self) -> str:
-        model = self.model if self.model is not None else self.model_factory
+        model = self.model if self.model is not None else self._model_factory
         return (
             f"Trainer(model={type(model).__name__}, algorithm={self.algorithm!r}, "
             f"optimizer={self.optimizer!r}, lr={self.lr}, epochs={self.epochs}, seed={self.seed})"
         )
+
+
+def _as_arrays(X_l, y_l, X_u, X_val, y_val):
+    """PyTorch ``Dataset`` / ``DataLoader`` inputs as tensors, and ``y_l = -1`` rows as the unlabeled set (the
+    conventions of :meth:`Trainer.fit`)."""
+    X_l, y_l = pairs_from_torch_data(X_l, y_l, "X_l", "y_l")
+    X_u, _ = from_torch_data(X_u, "X_u", labels=False)
+    X_val, y_val = pairs_from_torch_data(X_val, y_val, "X_val", "y_val")
+    if y_l is not None and getattr(y_l, "shape", None) is not None and getattr(X_l, "shape", None) is not None:
+        if len(y_l) == len(X_l):  # a length mismatch is reported by the label checks
+            X_l, y_l, X_rest = split_unlabeled(X_l, y_l, "y_l")
+            if X_rest is not None:
+                if X_u is not None:
+                    raise ValueError("y_l marks unlabeled rows (-1) and X_u is given too: use one or the other")
+                X_u = X_rest
+    return X_l, y_l, X_u, X_val, y_val

@@ -248,7 +248,7 @@ def pnu_to_a(prior, eta):
     """The a of eq. (7) that equals the PNU risk (proof of paper A Thm 5).
 
     η ≥ 0: ``R_PNPU^η = (1-η) R_PN + η R_PU``  ->  a = (θ1, θ2 (1 - η));
-    η < 0: ``R_PNNU^|η| = (1-|η|) R_PN + |η| R_NU``  ->  a = (θ1 (1 - |η|), θ2).
+    η < 0: ``R_PNNU^|η| = (1-|η|) R_PN + |η| R_NU``  ->  ``a = (θ1 (1 - |η|), θ2)``.
     Any finite real η is accepted (Sakai et al. restrict η to [-1, 1]; Thm 5 optimises over R).
     """
     ctx = Ctx(prior, eta)

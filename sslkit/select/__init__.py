@@ -14,7 +14,8 @@ its ``seed``.
 * :mod:`sslkit.select.herding`: :class:`GKHR` (Algorithm 1, RDSS) and :class:`GKH` (Algorithm 2).
 * :mod:`sslkit.select.baselines`: :class:`RandomSelector`, :class:`StratifiedSelector` (label oracle),
   :class:`KMeansSelector`, :class:`USLSelector`, :class:`ActiveFTSelector`.
-* :mod:`sslkit.select.registry`: :data:`SELECTORS` (paper B's names -> classes) and :func:`make_selector`.
+* :mod:`sslkit.select.registry`: :data:`SELECTORS` (paper B's names -> classes), :func:`make_selector`,
+  :func:`selector_name` (``"rdss"`` -> ``"RDSS"``).
 """
 
 from sslkit.select.baselines import (
@@ -28,7 +29,7 @@ from sslkit.select.baselines import (
 from sslkit.select.herding import GKH, GKHR, auto_alpha
 from sslkit.select.kernel import gaussian_kernel, kernel_row_sums, median_bandwidth
 from sslkit.select.mmd import alpha_mmd2, alpha_mmd2_path, mmd2
-from sslkit.select.registry import SELECTORS, make_selector
+from sslkit.select.registry import SELECTORS, make_selector, selector_name
 from sslkit.select.theory import (
     affine_minimiser,
     lemma_b1_bound,
@@ -64,4 +65,5 @@ __all__ = [
     "theorem_5_4_bound",
     "SELECTORS",
     "make_selector",
+    "selector_name",
 ]

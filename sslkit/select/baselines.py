@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 import torch
 
-from sslkit._checks import check_bool, check_count, check_real, check_seed
+from sslkit._checks import Params, check_bool, check_count, check_real, check_seed
 from sslkit.device import resolve_device
 from sslkit.select.kernel import DEFAULT_BLOCK_SIZE, check_block_size, check_features
 
@@ -167,7 +167,7 @@ def kmeans(
     return C, labels, n_iter
 
 
-class _Selector:
+class _Selector(Params):
     def __init__(self, m, *, seed=0, device="auto"):
         self.m = check_count(m, "m", allow_zero=False)
         self.seed = check_seed(seed)

@@ -38,12 +38,13 @@ does so).
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
 import torch
 
-from sslkit._checks import check_count, check_seed
+from sslkit._checks import Params, check_bool, check_count, check_seed
 from sslkit.device import resolve_device
 from sslkit.select.kernel import (
     DEFAULT_BLOCK_SIZE,
@@ -83,7 +84,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-class _Herding:
+class _Herding(Params):
     """Shared implementation of GKHR / GKH (``_replace`` says which)."""
 
     _replace = False
@@ -99,6 +100,7 @@ class _Herding:
         bandwidth_samples: int = 5000,
         seed=0,
         lookahead=None,
+        progress=False,
     ):
         self.m = check_count(m, "m", allow_zero=False)
         if not (isinstance(alpha, str) and alpha == "auto"):
@@ -114,6 +116,7 @@ class _Herding:
         if lookahead is not None:
             lookahead = check_count(lookahead, "lookahead", allow_zero=False)
         self.lookahead = lookahead
+        self.progress = check_bool(progress, "progress")
 
     def fit(self, X, y=None, *, mu=None):
         """Select ``m`` samples of ``X`` (``y`` is ignored: the selection is label-free).
@@ -183,7 +186,7 @@ class _Herding:
         if lookahead == 1:  # one kernel row per step; the index stays on the device (no host sync)
             indices = torch.empty(self.m, dtype=torch.long, device=dev)
             objective = torch.empty(self.m, dtype=torch.float64, device=dev)
-            for p in range(1, self.m + 1):
+            for p in self._steps():
                 i = torch.argmin(T).view(1)  # first index among ties
                 indices[p - 1] = i[0]
                 objective[p - 1] = T[i][0]
@@ -192,13 +195,22 @@ class _Herding:
         rows = _RowCache(Z, lookahead)
         indices = np.empty(self.m, dtype=np.int64)
         objective = np.empty(self.m, dtype=np.float64)
-        for p in range(1, self.m + 1):
+        for p in self._steps():
             i = int(torch.argmin(T))  # first index among ties
             indices[p - 1], objective[p - 1] = i, float(T[i])
             self._update(T, rows.get(i, T), amu, p, i)
             if not self._replace:
                 rows.drop(i)  # GKHR never picks i again
         return torch.from_numpy(indices), torch.from_numpy(objective)
+
+    def _steps(self):
+        """The picks 1..m, under a ``tqdm`` bar with ``progress=True`` (silenced by ``SSLKIT_PROGRESS=0``)."""
+        steps = range(1, self.m + 1)
+        if not self.progress or os.environ.get("SSLKIT_PROGRESS", "").strip().lower() in ("0", "false", "no", "off"):
+            return steps
+        from tqdm.auto import tqdm
+
+        return tqdm(steps, desc=type(self).__name__, unit="pick")
 
     def _update(self, T, row, amu, p, i):
         b = 1.0 / p
@@ -226,6 +238,9 @@ class GKHR(_Herding):
     * ``lookahead``: kernel rows computed per pass over the features in the greedy loop, cached (module
       docstring; ``None`` = 32 on a CPU, 1 on a GPU: one row per step, no cache). Any value selects the
       same indices up to float rounding of near-ties (a product of fewer than 8 rows may round differently).
+    * ``progress``: a ``tqdm`` bar over the ``m`` picks (``SSLKIT_PROGRESS=0`` silences it).
+
+    scikit-learn's ``get_params`` / ``set_params`` (so :func:`sklearn.base.clone`); ``fit`` always starts afresh.
 
     Attributes after ``fit``: ``indices_`` (int64, distinct, selection order; the first is
     ``argmax mu``, the densest point), ``alpha_``, ``bandwidth_``, ``mu_``, ``objective_``, ``timings_``.

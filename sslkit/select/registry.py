@@ -17,20 +17,34 @@ SELECTORS = {
 }
 
 
-def make_selector(name: str, m: int, *, seed=0, device="cpu", bandwidth="median"):
-    """The selector called ``name`` (:data:`SELECTORS`) with budget ``m``.
+def selector_name(name) -> str:
+    """The :data:`SELECTORS` name of ``name``, which may be written in any case, with or without ``-`` / ``_``
+    ("rdss", "kmeans", "k_means", "activeft"...); a clear error naming the selectors otherwise."""
+    if isinstance(name, str):
+        key = _key(name)
+        for known in SELECTORS:
+            if _key(known) == key:
+                return known
+    raise ValueError(f"selector must be one of {tuple(SELECTORS)} (any case, '-' optional), got {name!r}")
+
+
+def _key(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+def make_selector(name: str, m: int, *, seed=0, device="cpu", bandwidth="median", progress=False):
+    """The selector called ``name`` (:data:`SELECTORS`, in any case: ``"rdss"`` is ``"RDSS"``) with budget ``m``.
 
     RDSS = :class:`GKHR` with ``alpha = 1 - 1/sqrt(m)`` (paper B §7.1) and ``bandwidth`` ("median" = §6's
     median heuristic, or a number: the kernel width sigma). USL and ActiveFT use their official settings
     (they L2-normalise the features themselves); k-Means: k-means++ seeding, <= 100 Lloyd iterations.
-    Random and Stratified need no device.
+    Random and Stratified need no device. ``progress``: RDSS's bar over its picks.
     """
     m = check_count(m, "m", allow_zero=False)
     seed = check_seed(seed)
-    if name not in SELECTORS:
-        raise ValueError(f"selector must be one of {tuple(SELECTORS)}, got {name!r}")
+    name = selector_name(name)
     if name in ("Stratified", "Random"):
         return SELECTORS[name](m, seed=seed)
     if name == "RDSS":
-        return GKHR(m, bandwidth=bandwidth, seed=seed, device=device)
+        return GKHR(m, bandwidth=bandwidth, seed=seed, device=device, progress=progress)
     return SELECTORS[name](m, seed=seed, device=device)
