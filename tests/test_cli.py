@@ -263,7 +263,8 @@ def test_parameter_types_follow_the_parameters_cell(tiny):
 def test_reproduce_argument_errors(tiny, tmp_path):
     with pytest.raises(
         ValueError,
-        match="unknown notebook 'nope'; reproducible notebooks: (pipeline, )?(ssl-primer, )?a-ablations, "
+        match="unknown notebook 'nope'; reproducible notebooks: (howto-[a-z-]+, )*(pipeline, )?(ssl-primer, )?"
+        "a-ablations, "
         ".*supervised-baseline",
     ):
         reproduce("nope")
