@@ -1,6 +1,9 @@
-"""Device resolution shared by every layer: ``"auto"`` means CUDA, then Apple MPS, then CPU."""
+"""Device resolution shared by every layer (``"auto"`` means CUDA, then Apple MPS, then CPU), and
+:func:`single_threaded` for latency-bound CPU loops."""
 
 from __future__ import annotations
+
+import contextlib
 
 import torch
 
@@ -25,3 +28,25 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError(f"device {device!r} was requested but CUDA is not available on this machine")
     return dev
+
+
+@contextlib.contextmanager
+def single_threaded(device: str | torch.device | None = "cpu"):
+    """Run the block with one torch CPU thread (``torch.set_num_threads(1)``), the count restored after.
+
+    For latency-bound loops of many small operations (GKHR's herding loop, Retrieve's greedy): their parallel
+    regions are too short to gain from a second thread, and when another process holds a core each of them waits
+    for a worker thread that is not running (measured beside one busy process: GKHR's loop 3x its time alone). The
+    thread count is process-wide, so other Python threads of the process run single-threaded meanwhile. On a
+    ``device`` that is not the CPU (its work is not done by CPU threads) and with one thread already, it does
+    nothing.
+    """
+    threads = torch.get_num_threads()
+    if threads == 1 or (device is not None and torch.device(device).type != "cpu"):
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
