@@ -148,6 +148,7 @@ def main() -> int:
                         with configuration(config, default_threads):
                             seconds, loop, idx = fn()
                         times.setdefault((name, busy, config), []).append((seconds, loop))
+                        print(f"  {name}, {'busy' if busy else 'alone'}, {config}: {seconds:.2f} s", flush=True)
                         if idx is not None and not np.array_equal(chosen.setdefault(name, idx), idx):
                             raise AssertionError(f"{name}: the selection changed with {config!r}, busy={busy}")
         loads.append(open("/proc/loadavg").read().split()[0])

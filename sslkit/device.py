@@ -36,7 +36,8 @@ def single_threaded(device: str | torch.device | None = "cpu"):
 
     For latency-bound loops of many small operations (GKHR's herding loop, Retrieve's greedy): their parallel
     regions are too short to gain from a second thread, and when another process holds a core each of them waits
-    for a worker thread that is not running (measured beside one busy process: GKHR's loop 3x its time alone). The
+    for a worker thread that is not running (beside one busy process on a loaded 2-core machine: GKHR's loop 40 s with
+    2 threads, 3.2 s with one; Retrieve's greedy 77 s and 4.4 s; ``benchmarks/contention.py``). The
     thread count is process-wide, so other Python threads of the process run single-threaded meanwhile. On a
     ``device`` that is not the CPU (its work is not done by CPU threads) and with one thread already, it does
     nothing.

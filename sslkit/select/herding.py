@@ -31,10 +31,10 @@ randomness is involved except the seeded subsample of the median bandwidth when 
 
 Threads: mu is one large product per tile and runs on torch's threads; the loop is m steps of small operations
 (and one pass over the features per lookahead batch), whose parallel regions are too short to gain from a second
-thread and, when another process holds a core, wait for a worker thread that is not running (beside one busy
-process on 2 cores: 3.2x its time alone with 2 threads, 1.7x its one-thread time). So the loop runs with one
-thread (:func:`sslkit.device.single_threaded`; ``benchmarks/contention.py``); the thread count does not change
-the selected indices.
+thread and, when another process holds a core, wait for a worker thread that is not running (n = 20 000, d = 256,
+m = 200 beside one busy process on a loaded 2-core machine: the loop 40 s with 2 threads, 3.2 s with one;
+``benchmarks/contention.py``). So the loop runs with one thread (:func:`sslkit.device.single_threaded`); the
+thread count does not change the selected indices.
 """
 
 from __future__ import annotations
