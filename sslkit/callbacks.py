@@ -44,6 +44,7 @@ import torch
 from sslkit._checks import check_bool, check_count, check_real, check_seed
 from sslkit.algorithms.base import Hook, eval_logits, forward, frozen_bn
 from sslkit.coreset import (
+    NEEDS,
     STRATEGIES,
     CoresetStrategy,
     RandomCoreset,
@@ -53,7 +54,7 @@ from sslkit.coreset import (
     make_strategy,
 )
 
-__all__ = ["CoresetSelection", "STRATEGIES", "WallClockStop", "warm_start_epochs"]
+__all__ = ["CoresetSelection", "STRATEGIES", "WallClockStop", "selection_inputs", "warm_start_epochs"]
 
 GRADIENTS = ("bias", "bias_weight")
 MODES = ("eval", "train")
@@ -90,9 +91,10 @@ class CoresetSelection:
       ``N / k`` on average, or far more for GIGA's few large weights, multiply the unlabeled loss).
 
     Attributes: ``strategy_`` (the strategy object), ``selections_`` -- one dict per selection: ``epoch``
-    (completed epochs), ``indices``, ``weights``, ``seconds`` (the whole selection: gradients + strategy),
-    ``cpu_seconds`` (its process CPU time), ``strategy_seconds``, ``flat`` (every unlabeled gradient was
-    exactly zero -- a saturated model: a gradient strategy had no direction, e.g. GIGA's ``flat_`` case).
+    (completed epochs), ``indices`` (int64 tensor), ``weights``, ``seconds`` (the whole selection: gradients +
+    strategy), ``cpu_seconds`` (its process CPU time), ``strategy_seconds`` (the strategy's ``seconds_``), ``flat``
+    (every unlabeled gradient was exactly zero -- a saturated model: a gradient strategy had no direction, e.g.
+    GIGA's ``flat_`` case); ``seconds_``: the wall-clock of all selections so far (the sum of their ``seconds``).
     """
 
     def __init__(
@@ -137,6 +139,11 @@ class CoresetSelection:
             raise TypeError(f"CoresetSelection({strategy!r}) needs the coreset size k")
         return make_strategy(strategy, k, batch_size=self.batch_size, seed=self.seed, **options)
 
+    @property
+    def seconds_(self) -> float:
+        """Wall-clock seconds of all selections so far (gradients + strategy, each round's ``seconds``)."""
+        return sum(s["seconds"] for s in self.selections_)
+
     def hooks(self) -> list[Hook]:
         """The schedule: before epoch 1 (a check, and the random first coreset without a warm start), then
         before epoch ``warm_epochs + 1`` and every ``every``-th epoch after (once with ``every=None``)."""
@@ -167,99 +174,127 @@ class CoresetSelection:
         draw = len(self.selections_)
         strategy = self.initial_ if draw == 0 and self.warm_epochs == 0 else self.strategy_
         inputs = self.inputs_at(trainer, strategy.needs, draw)
-        t_strategy = time.perf_counter()
-        indices, weights = strategy.select(inputs)
-        strategy_seconds = time.perf_counter() - t_strategy
+        fitted = strategy.fit_inputs(inputs)
+        indices, weights = fitted.result()
         if self.normalize_weights:  # mean 1 over the coreset: the loss keeps the scale of unweighted training
             weights = weights / weights.mean()
         trainer.sampler_.restrict(indices, weights)
         self.selections_.append(
             {
                 "epoch": trainer.epoch,
-                "indices": indices.clone(),
+                "indices": torch.from_numpy(indices.copy()),  # the record keeps a tensor (as before)
                 "weights": weights.clone(),
                 "seconds": time.perf_counter() - t0,
                 "cpu_seconds": time.process_time() - c0,
-                "strategy_seconds": strategy_seconds,
+                "strategy_seconds": fitted.seconds_,
                 "flat": inputs.gradients is not None and not bool(inputs.gradients.any()),
             }
         )
 
-    def inputs_at(self, trainer, needs=("gradients", "labeled", "pseudo_labels"), draw: int = 0) -> SelectionInputs:
-        """The :class:`~sslkit.coreset.SelectionInputs` of the current model: the fields in ``needs`` (the
-        gradients and the labeled side from :meth:`gradients_at`, the pseudo-labels from
-        :meth:`pseudo_labels`), α_t (the optimiser's current rate), the base rate, λ_t (``lambda_u``)."""
-        G = Z = y = H = classes = None
-        if "gradients" in needs or "labeled" in needs:
-            G, Z, y, H = self.gradients_at(trainer, labeled="labeled" in needs)
-        if "pseudo_labels" in needs:
-            classes = self.pseudo_labels(trainer)
-        return SelectionInputs(
-            trainer.sampler_.n,
-            G,
-            Z,
-            y,
-            H,
-            classes,
-            lr=trainer.optimizer_.param_groups[0]["lr"],
-            base_lr=trainer.lr,
-            lam=trainer.algorithm.lambda_u,
-            draw=draw,
-        )
+    def inputs_at(self, trainer, needs=NEEDS, draw: int = 0) -> SelectionInputs:
+        """:func:`selection_inputs` with this selection's ``gradients``, ``mode`` and ``chunk``."""
+        return selection_inputs(trainer, needs, gradients=self.gradients, mode=self.mode, chunk=self.chunk, draw=draw)
 
     def pseudo_labels(self, trainer) -> torch.Tensor:
-        """CRUST's hypothesized labels: ``argmax`` of the current model's logits on the unlabeled pool (eval
-        mode: dropout off, BatchNorm running statistics; int64, pool order)."""
-        return eval_logits(trainer.model, trainer.data_["X_u"], chunk=self.chunk).argmax(dim=1)
+        """CRUST's hypothesized labels (:func:`selection_inputs`' ``pseudo_labels``)."""
+        return self.inputs_at(trainer, ("pseudo_labels",)).pseudo_labels
 
     def gradients_at(self, trainer, *, labeled: bool = True):
-        """``(G, Z_l, y_l, H_l)`` at the current model: per-sample last-layer gradients of the unlabeled
-        pool (``N x d``, in pool order) and, with ``labeled``, the labeled logits, labels and penultimate
-        features (``H_l`` None with ``gradients="bias"``; the last three None without ``labeled``)."""
-        model, algo, X_u, X_l = trainer.model, trainer.algorithm, trainer.data_["X_u"], trainer.data_["X_l"]
-        with self._selection_mode(model):
-            G = torch.cat([self._chunk_gradients(algo, model, X_u, i) for i in range(0, X_u.shape[0], self.chunk)])
-            if not labeled:
-                return G, None, None, None
-            with torch.no_grad():
-                Z_l, H_l = zip(*(forward(model, X_l[i : i + self.chunk]) for i in range(0, X_l.shape[0], self.chunk)))
-        Z = torch.cat([z.float() for z in Z_l])
-        H = torch.cat([h.float() for h in H_l]) if self.gradients == "bias_weight" else None
-        return G, Z, trainer.data_["y_l"], H
-
-    @contextlib.contextmanager
-    def _selection_mode(self, model):
-        """``mode``'s train/eval flags and frozen BatchNorm statistics; every module's flag restored after."""
-        flags = [(m, m.training) for m in model.modules()]
-        model.train(self.mode == "train")
-        try:
-            with frozen_bn(model):
-                yield
-        finally:
-            for m, flag in flags:
-                m.training = flag
-
-    def _chunk_gradients(self, algo, model, X_u, start: int) -> torch.Tensor:
-        """Last-layer gradients of the rows ``start .. start + chunk`` of the pool."""
-        idx = torch.arange(start, min(start + self.chunk, X_u.shape[0]), device=X_u.device)
-        u = algo.unlabeled_losses(model, X_u[idx], idx)
-        if u.logits is None:
-            raise ValueError(
-                f"{type(algo).__name__}.unlabeled_losses returns no logits: it cannot be used for "
-                "gradient-based coreset selection"
-            )
-        if self.gradients == "bias_weight" and u.features is None:
-            raise ValueError(
-                "gradients='bias_weight' needs the penultimate features: the model must return (logits, features)"
-            )
-        g0 = logit_gradients(u.masked(), u.logits)
-        return last_layer_gradients(g0, u.features.detach() if self.gradients == "bias_weight" else None)
+        """``(G, Z_l, y_l, H_l)`` of :func:`selection_inputs` (``gradients``, ``labeled_logits``, ``labels``,
+        ``labeled_features``; the last three None without ``labeled``)."""
+        x = self.inputs_at(trainer, ("gradients", "labeled") if labeled else ("gradients",))
+        return x.gradients, x.labeled_logits, x.labels, x.labeled_features
 
     def __repr__(self):
         return (
             f"CoresetSelection({self.strategy!r}, k={self.k}, every={self.every}, warm_epochs={self.warm_epochs}, "
             f"gradients={self.gradients!r}, mode={self.mode!r})"
         )
+
+
+def selection_inputs(
+    trainer, needs=NEEDS, *, gradients: str = "bias", mode: str = "eval", chunk: int = 512, draw: int = 0
+) -> SelectionInputs:
+    """The :class:`~sslkit.coreset.SelectionInputs` of ``trainer``'s current model: what a coreset strategy reads
+    (``strategy.select(selection_inputs(trainer, strategy.needs))``; module docstring, "Gradients").
+
+    ``trainer``: a :class:`~sslkit.engine.Trainer` whose ``fit`` has started (its data and unlabeled sampler are
+    set: inside a hook, or after ``fit``). ``needs``: which fields to compute (:data:`sslkit.coreset.NEEDS`):
+    "gradients" (per-sample last-layer gradients of the unlabeled pool, ``N x d``, pool order; ``gradients`` =
+    "bias" or "bias_weight"), "labeled" (the labeled logits, labels and, with "bias_weight", penultimate
+    features) and "pseudo_labels" (the model's argmax on the pool); the others stay None. ``mode``: "eval"
+    (dropout off, BatchNorm running statistics) or "train" (as CORDS; BatchNorm statistics untouched); every
+    module's train flag is restored after. ``chunk``: rows per forward pass. Always set: ``n``, ``lr`` (α_t, the
+    optimiser's current rate), ``base_lr``, ``lam`` (λ_t, the algorithm's ``lambda_u``) and ``draw``.
+    """
+    if gradients not in GRADIENTS:
+        raise ValueError(f"gradients must be one of {GRADIENTS}, got {gradients!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    unknown = sorted(set(needs) - set(NEEDS))
+    if unknown:
+        raise ValueError(f"needs must be among {NEEDS}, got {unknown}")
+    chunk = check_count(chunk, "chunk", allow_zero=False)
+    if getattr(trainer, "sampler_", None) is None or getattr(trainer, "data_", None) is None:
+        raise ValueError(
+            "selection_inputs needs a trainer whose fit has started with unlabeled data (no unlabeled sampler yet)"
+        )
+    model, algo, X_u, X_l = trainer.model, trainer.algorithm, trainer.data_["X_u"], trainer.data_["X_l"]
+    G = Z = y = H = classes = None
+    with _selection_mode(model, mode):
+        if "gradients" in needs:
+            G = torch.cat(
+                [_chunk_gradients(algo, model, X_u[i : i + chunk], i, gradients) for i in range(0, len(X_u), chunk)]
+            )
+        if "labeled" in needs:
+            with torch.no_grad():
+                Z_l, H_l = zip(*(forward(model, X_l[i : i + chunk]) for i in range(0, X_l.shape[0], chunk)))
+            Z, y = torch.cat([z.float() for z in Z_l]), trainer.data_["y_l"]
+            H = torch.cat([h.float() for h in H_l]) if gradients == "bias_weight" else None
+    if "pseudo_labels" in needs:  # eval mode whatever ``mode`` says (eval_logits sets and restores it)
+        classes = eval_logits(model, X_u, chunk=chunk).argmax(dim=1)
+    return SelectionInputs(
+        trainer.sampler_.n,
+        G,
+        Z,
+        y,
+        H,
+        classes,
+        lr=trainer.optimizer_.param_groups[0]["lr"],
+        base_lr=trainer.lr,
+        lam=algo.lambda_u,
+        draw=draw,
+    )
+
+
+@contextlib.contextmanager
+def _selection_mode(model, mode: str):
+    """``mode``'s train/eval flags and frozen BatchNorm statistics; every module's flag restored after."""
+    flags = [(m, m.training) for m in model.modules()]
+    model.train(mode == "train")
+    try:
+        with frozen_bn(model):
+            yield
+    finally:
+        for m, flag in flags:
+            m.training = flag
+
+
+def _chunk_gradients(algo, model, x, start: int, gradients: str) -> torch.Tensor:
+    """Last-layer gradients of the pool rows ``x`` (rows ``start .. start + len(x)`` of the pool)."""
+    idx = torch.arange(start, start + x.shape[0], device=x.device)
+    u = algo.unlabeled_losses(model, x, idx)
+    if u.logits is None:
+        raise ValueError(
+            f"{type(algo).__name__}.unlabeled_losses returns no logits: it cannot be used for "
+            "gradient-based coreset selection"
+        )
+    if gradients == "bias_weight" and u.features is None:
+        raise ValueError(
+            "gradients='bias_weight' needs the penultimate features: the model must return (logits, features)"
+        )
+    g0 = logit_gradients(u.masked(), u.logits)
+    return last_layer_gradients(g0, u.features.detach() if gradients == "bias_weight" else None)
 
 
 class WallClockStop:

@@ -1,6 +1,9 @@
-"""Device resolution shared by every layer: ``"auto"`` means CUDA, then Apple MPS, then CPU."""
+"""Device resolution shared by every layer (``"auto"`` means CUDA, then Apple MPS, then CPU), and
+:func:`single_threaded` for latency-bound CPU loops."""
 
 from __future__ import annotations
+
+import contextlib
 
 import torch
 
@@ -51,3 +54,26 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
         if mps is None or not mps.is_available():
             raise RuntimeError(f"device {device!r} was requested but Apple's MPS is not available on this machine")
     return dev
+
+
+@contextlib.contextmanager
+def single_threaded(device: str | torch.device | None = "cpu"):
+    """Run the block with one torch CPU thread (``torch.set_num_threads(1)``), the count restored after.
+
+    For latency-bound loops of many small operations (GKHR's herding loop, Retrieve's greedy): their parallel
+    regions are too short to gain from a second thread, and when another process holds a core each of them waits
+    for a worker thread that is not running (beside one busy process on a loaded 2-core machine: GKHR's loop 40 s with
+    2 threads, 3.2 s with one; Retrieve's greedy 77 s and 4.4 s; ``benchmarks/contention.py``). The
+    thread count is process-wide, so other Python threads of the process run single-threaded meanwhile. On a
+    ``device`` that is not the CPU (its work is not done by CPU threads) and with one thread already, it does
+    nothing.
+    """
+    threads = torch.get_num_threads()
+    if threads == 1 or (device is not None and torch.device(device).type != "cpu"):
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

@@ -68,7 +68,7 @@ def test_selection_is_retrieve_on_the_models_gradients():
     assert G.shape == (120, 2) and Z.shape == (30, 2) and H is None
     # training moved the model after the selection; the recomputation is checked on the stored model state
     again = Retrieve(40, lr=tr.optimizer_.param_groups[0]["lr"], lam=1.0, seed=1).fit(G, Z, y)
-    assert again.indices_.numel() == 40 and len(set(again.indices_.tolist())) == 40
+    assert again.indices_.size == 40 and len(set(again.indices_.tolist())) == 40
 
 
 def test_gradients_at_equal_per_sample_autograd_of_the_last_layer():

@@ -404,3 +404,35 @@ def test_alpha_mmd2_errors(toy):
         kernel_row_sums(toy, bandwidth=1.0, block_size=0)
     with pytest.raises(ValueError, match="at least 2"):
         median_bandwidth(toy, max_samples=1)
+
+
+def test_herding_loop_runs_single_threaded_and_restores_the_thread_count(monkeypatch):
+    """The latency-bound loop runs with one torch thread (a busy machine's other process cannot stall it), mu and
+    the caller keep theirs, and the selection is the one the threaded loop makes."""
+    import contextlib
+
+    import sslkit.select.herding as herding
+    from sslkit.device import single_threaded
+
+    seen = []
+
+    class Spy(GKHR):
+        def _loop(self, Z, mu, alpha):
+            seen.append(torch.get_num_threads())
+            return super()._loop(Z, mu, alpha)
+
+    X = torch.randn(400, 8, generator=torch.Generator().manual_seed(0))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        ours = Spy(30, device="cpu").fit(X)
+        assert seen == [1] and torch.get_num_threads() == 2
+        monkeypatch.setattr(herding, "single_threaded", lambda device: contextlib.nullcontext())
+        threaded = Spy(30, device="cpu").fit(X)
+        assert seen == [1, 2]
+        np.testing.assert_array_equal(ours.indices_, threaded.indices_)
+        np.testing.assert_array_equal(ours.objective_, threaded.objective_)
+        with single_threaded("meta"):  # not a CPU device: nothing to change
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -1,10 +1,12 @@
 """Coreset selection of *unlabeled* data for efficient SSL (paper C: Retrieve), tensors in, indices out.
 
 Every selector: ``Selector(k, ...).fit(gradients, ...)``; results in trailing-underscore attributes
-(``indices_`` int64 CPU tensor in selection order, ``weights_`` float32 per index, ``timings_``); any
-device for the computation, deterministic given its ``seed``. Every selector is also a
+(``indices_`` an int64 numpy array in selection order -- the index type of paper B's selectors too --,
+``weights_`` float32 CPU tensor, one per index, ``seconds_`` the fit's wall-clock, ``timings_``); any device for
+the computation, deterministic given its ``seed``. Every selector is also a
 :class:`~sslkit.coreset.strategy.CoresetStrategy` with one method for Algorithm 1's rounds,
-``select(SelectionInputs) -> (indices, weights)``.
+``select(SelectionInputs) -> (indices, weights)`` (``fit_inputs``: the round's fitted copy). The inputs at a
+trainer's current model: :func:`sslkit.callbacks.selection_inputs`.
 
 * :mod:`sslkit.coreset.strategy`: :class:`SelectionInputs`, :class:`CoresetStrategy`;
   :mod:`sslkit.coreset.inputs`: :func:`selection_inputs` (a round's inputs from the user's own training loop);
@@ -45,13 +47,14 @@ from sslkit.coreset.per_class import PerClassRetrieve
 from sslkit.coreset.registry import STRATEGIES, make_strategy, strategy_options
 from sslkit.coreset.retrieve import Retrieve, one_step_objective, round_step, stochastic_candidates
 from sslkit.coreset.retrieve_full import RetrieveFullModel, per_sample_gradients
-from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs
+from sslkit.coreset.strategy import NEEDS, CoresetStrategy, SelectionInputs
 from sslkit.coreset.uniform import RandomCoreset
 
 __all__ = [
     "SelectionInputs",
     "selection_inputs",
     "pseudo_label_losses",
+    "NEEDS",
     "CoresetStrategy",
     "STRATEGIES",
     "make_strategy",

@@ -94,7 +94,7 @@ class Craig(CoresetStrategy):
 
     Attributes after ``fit``: ``batches_`` (int64, selection order), ``batch_weights_`` (float32, Voronoi
     cell sizes, summing to the number of batches), ``indices_`` / ``weights_`` (the chosen batches' members
-    and their batch's weight, CPU), ``gains_`` (marginal facility-location gains), ``objective_`` (``F``),
+    and their batch's weight), ``seconds_``, ``gains_`` (marginal facility-location gains), ``objective_`` (``F``),
     ``timings_``.
     """
 
@@ -117,15 +117,14 @@ class Craig(CoresetStrategy):
         cell = torch.argmax(S[:, order.to(S.device)], dim=1)  # first maximum: earlier pick
         gamma = torch.bincount(cell.cpu(), minlength=kb).to(torch.float32)
         self.batches_, self.batch_weights_ = order, gamma
-        self.indices_, self.weights_ = expand_batches(order, gamma, n, self.batch_size)
         self.gains_, self.objective_ = gains, float(gains.sum())
         self.timings_ = {"total": time.perf_counter() - t0}
-        return self
+        return self._set_result(*expand_batches(order, gamma, n, self.batch_size), t0)
 
-    def select(self, inputs: SelectionInputs):
+    def fit_inputs(self, inputs: SelectionInputs):
         """:meth:`fit` on ``inputs.gradients``."""
         require(inputs, "Craig", "gradients")
-        return self.with_params().fit(inputs.gradients).result()
+        return self.with_params().fit(inputs.gradients)
 
     def __repr__(self):
         return f"Craig(k={self.k}, batch_size={self.batch_size}, metric={self.metric!r})"

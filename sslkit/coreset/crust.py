@@ -57,9 +57,9 @@ class Crust(CoresetStrategy):
     """``Crust(k, metric="sqeuclidean").fit(unlabeled_grads, classes)`` (module docstring).
 
     ``unlabeled_grads``: ``N x d`` rows; ``classes``: ``N`` (pseudo-)labels. Attributes after ``fit``:
-    ``indices_`` (int64 CPU, class by class in increasing class order, each class in its pick order),
+    ``indices_`` (int64 numpy, class by class in increasing class order, each class in its pick order),
     ``weights_`` (float32 cluster sizes; they sum to ``N``), ``budgets_`` (per class), ``classes_`` (the class
-    of each chosen index), ``timings_``. ``select(inputs)``: :meth:`fit` on ``inputs.gradients`` and
+    of each chosen index), ``seconds_``, ``timings_``. ``select(inputs)``: :meth:`fit` on ``inputs.gradients`` and
     ``inputs.pseudo_labels``.
     """
 
@@ -98,14 +98,13 @@ class Crust(CoresetStrategy):
             idx.append(members[order].cpu())
             wts.append(torch.bincount(cell.cpu(), minlength=b).to(torch.float32))
             cls.append(torch.full((b,), k_c, dtype=torch.long))
-        self.indices_, self.weights_, self.classes_ = torch.cat(idx), torch.cat(wts), torch.cat(cls)
-        self.budgets_ = budgets
+        self.classes_, self.budgets_ = torch.cat(cls), budgets
         self.timings_ = {"total": time.perf_counter() - t0}
-        return self
+        return self._set_result(torch.cat(idx), torch.cat(wts), t0)
 
-    def select(self, inputs: SelectionInputs):
+    def fit_inputs(self, inputs: SelectionInputs):
         require(inputs, "Crust", "gradients", "pseudo_labels")
-        return self.with_params().fit(inputs.gradients, inputs.pseudo_labels).result()
+        return self.with_params().fit(inputs.gradients, inputs.pseudo_labels)
 
     def __repr__(self):
         return f"Crust(k={self.k}, metric={self.metric!r})"

@@ -69,9 +69,9 @@ class BayesianCoreset(CoresetStrategy):
     """``BayesianCoreset(k, max_iter=None).fit(unlabeled_grads)`` -- GIGA (module docstring).
 
     ``unlabeled_grads``: ``N x d`` per-sample gradients (any device; float64 inside). ``max_iter``: at most
-    this many iterations (default ``10 k``). Attributes after ``fit``: ``indices_`` (int64 CPU, first-pick
+    this many iterations (default ``10 k``). Attributes after ``fit``: ``indices_`` (int64 numpy, first-pick
     order, ``k`` distinct), ``weights_`` (float32, ≥ 0), ``iterations_``, ``error_`` (``‖L - Σ w_n L_n‖ /
-    ‖L‖``), ``flat_`` (every gradient was zero: module docstring), ``timings_``.
+    ‖L‖``), ``flat_`` (every gradient was zero: module docstring), ``seconds_``, ``timings_``.
     """
 
     def __init__(self, k, *, max_iter=None):
@@ -90,11 +90,9 @@ class BayesianCoreset(CoresetStrategy):
         L_norm = float(L.norm())
         if not bool((sigma > 0).any()):  # a flat unlabeled loss (e.g. a saturated model): every weighting is exact
             self.flat_ = True
-            self.indices_ = torch.arange(k, dtype=torch.long)
-            self.weights_ = torch.full((k,), N / k, dtype=torch.float32)
             self.iterations_, self.error_ = 0, 0.0
             self.timings_ = {"total": time.perf_counter() - t0}
-            return self
+            return self._set_result(torch.arange(k), torch.full((k,), N / k), t0)
         if L_norm <= 0:
             raise ValueError("the gradients sum to zero: there is no direction to approximate")
         ell = L / L_norm
@@ -128,17 +126,15 @@ class BayesianCoreset(CoresetStrategy):
         chosen = order + rest[: k - len(order)]
         idx = torch.tensor(chosen, dtype=torch.long, device=G.device)
         self.flat_ = False
-        self.indices_ = idx.cpu()
-        self.weights_ = weights[idx].to(torch.float32).cpu()
         self.iterations_ = it
         self.error_ = float((L - weights @ G).norm()) / L_norm
         self.timings_ = {"total": time.perf_counter() - t0}
-        return self
+        return self._set_result(idx, weights[idx].to(torch.float32), t0)
 
-    def select(self, inputs: SelectionInputs):
+    def fit_inputs(self, inputs: SelectionInputs):
         """:meth:`fit` on ``inputs.gradients``."""
         require(inputs, "BayesianCoreset", "gradients")
-        return self.with_params().fit(inputs.gradients).result()
+        return self.with_params().fit(inputs.gradients)
 
     def __repr__(self):
         return f"BayesianCoreset(k={self.k}, max_iter={self.max_iter})"

@@ -129,7 +129,7 @@ class GradMatch(CoresetStrategy):
 
     Attributes after ``fit``: ``batches_`` (OMP's picks in order, then the random fill), ``batch_weights_``
     (float32; 1 for the fill), ``n_omp_`` (how many OMP chose), ``residual_`` (relative residual of OMP's
-    fit), ``indices_`` / ``weights_`` (expanded to samples, CPU), ``timings_``.
+    fit), ``indices_`` / ``weights_`` (expanded to samples), ``seconds_``, ``timings_``.
     """
 
     def __init__(self, k, *, batch_size: int = 50, lam: float = 0.5, tol: float = 1e-100, seed=0):
@@ -167,14 +167,13 @@ class GradMatch(CoresetStrategy):
             batches = torch.cat([support, extra])
             weights = torch.cat([weights, torch.ones(extra.numel())])
         self.batches_, self.batch_weights_ = batches, weights
-        self.indices_, self.weights_ = expand_batches(batches, weights, n, self.batch_size)
         self.timings_ = {"total": time.perf_counter() - t0}
-        return self
+        return self._set_result(*expand_batches(batches, weights, n, self.batch_size), t0)
 
-    def select(self, inputs: SelectionInputs):
+    def fit_inputs(self, inputs: SelectionInputs):
         """:meth:`fit` on ``inputs.gradients`` with the seed ``seed + inputs.draw`` (the random fill)."""
         require(inputs, "GradMatch", "gradients")
-        return self.with_params(seed=self.seed + inputs.draw).fit(inputs.gradients).result()
+        return self.with_params(seed=self.seed + inputs.draw).fit(inputs.gradients)
 
     def __repr__(self):
         return f"GradMatch(k={self.k}, batch_size={self.batch_size}, lam={self.lam}, tol={self.tol}, seed={self.seed})"

@@ -29,9 +29,9 @@ class PerClassRetrieve(CoresetStrategy):
 
     ``classes``: the ``N`` hypothesised classes of the unlabeled rows; ``retrieve_options`` go to every
     :class:`~sslkit.coreset.Retrieve` (``lr``, ``lam``, ``greedy``, ``epsilon``, ``cords_compatible``...); class
-    ``c`` uses ``seed + c``. Attributes after ``fit``: ``indices_`` (int64 CPU, class by class in increasing
+    ``c`` uses ``seed + c``. Attributes after ``fit``: ``indices_`` (int64 numpy, class by class in increasing
     class order, each in Retrieve's pick order), ``weights_`` (float32 ones), ``budgets_`` (per class),
-    ``classes_`` (the class of each chosen index), ``timings_``. Raises ``ValueError`` when a class with a
+    ``classes_`` (the class of each chosen index), ``seconds_``, ``timings_``. Raises ``ValueError`` when a class with a
     non-zero budget has no labeled sample (there is no labeled loss to lower). ``select(inputs)``: as
     :class:`~sslkit.coreset.Retrieve`'s, with ``inputs.pseudo_labels`` as the classes.
     """
@@ -55,6 +55,8 @@ class PerClassRetrieve(CoresetStrategy):
         C = Z.shape[1]
         y = check_labels(labels, Z.shape[0], C, device=Z.device)
         pseudo = check_labels(classes, N, C, device=G.device)
+        if labeled_features is not None and len(labeled_features) != Z.shape[0]:
+            raise ValueError(f"labeled features has {len(labeled_features)} rows but labeled logits has {Z.shape[0]}")
         budgets = proportional_budgets(torch.bincount(pseudo.cpu(), minlength=C), k)
         chosen, owner = [], []
         for c in range(C):
@@ -69,21 +71,17 @@ class PerClassRetrieve(CoresetStrategy):
                 )
             H = None if labeled_features is None else torch.as_tensor(labeled_features)[lab]
             r = Retrieve(int(budgets[c]), seed=self.seed + c, **self.options).fit(G[rows], Z[lab], y[lab], H)
-            chosen.append(rows.cpu()[r.indices_])
+            chosen.append(rows.cpu()[torch.from_numpy(r.indices_)])
             owner.append(torch.full((int(budgets[c]),), c, dtype=torch.long))
-        self.indices_ = torch.cat(chosen)
-        self.weights_ = torch.ones(k, dtype=torch.float32)
         self.budgets_ = budgets
         self.classes_ = torch.cat(owner)
         self.timings_ = {"total": time.perf_counter() - t0}
-        return self
+        return self._set_result(torch.cat(chosen), torch.ones(k), t0)
 
-    def select(self, inputs: SelectionInputs):
+    def fit_inputs(self, inputs: SelectionInputs):
         require(inputs, "PerClassRetrieve", "gradients", "labeled_logits", "labels", "pseudo_labels")
-        return (
-            self.with_params(**round_step(self, inputs))
-            .fit(inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.pseudo_labels, inputs.labeled_features)
-            .result()
+        return self.with_params(**round_step(self, inputs)).fit(
+            inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.pseudo_labels, inputs.labeled_features
         )
 
     def __repr__(self):

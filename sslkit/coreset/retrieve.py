@@ -39,6 +39,11 @@ CE gradient, and every later re-linearisation uses CORDS' malformed soft-target 
 ``-y_i sum_c log p_ic`` (gradient ``y_i (C p_ic - 1)``, zero for class 0; D3); the stochastic candidate count
 is CORDS' ``int((N/k) ln(1/eps))`` (at least 1). Its r-round variant selects ``int(k/r)`` per round until at
 least ``k`` (it can overshoot, and loops forever for ``k < r``); ours always selects exactly ``k``.
+
+Threads: the greedy's steps are small operations (per pick a few products of the ``n_L x C`` logits, the
+``n_L x D`` features and the candidates' gradients), too short to gain from a second thread; beside another busy
+process each would wait for a worker thread that is not running. The greedy runs with one thread
+(:func:`sslkit.device.single_threaded`; ``benchmarks/contention.py``); the selection is the same.
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ from sslkit._checks import (
     check_seed,
 )
 from sslkit.coreset.strategy import CoresetStrategy, SelectionInputs, require
+from sslkit.device import single_threaded
 
 __all__ = ["Retrieve", "one_step_objective", "stochastic_candidates", "round_step"]
 
@@ -197,10 +203,11 @@ class Retrieve(CoresetStrategy):
     ``labeled_logits`` ``n_L x C`` and ``labels`` (``n_L`` ints) of the labeled set at ``theta_t``;
     ``labeled_features`` ``n_L x D`` (required exactly when the gradients include the weight part).
 
-    Attributes after ``fit``: ``indices_`` (int64 CPU tensor, selection order, distinct), ``weights_``
-    (ones, float32: Retrieve's coreset is unweighted), ``gains_`` (the gain of each pick when it was
-    picked: ``lr lam grad L_S(theta^S)^T G_e``; CORDS mode: ``grad^T G_e``), ``n_candidates_`` (stochastic:
-    candidates per step; else ``None``), ``timings_`` (seconds: ``setup``, ``loop``, ``total``).
+    Attributes after ``fit``: ``indices_`` (int64 numpy, selection order, distinct), ``weights_``
+    (ones, float32: Retrieve's coreset is unweighted), ``seconds_`` (wall-clock of ``fit``), ``gains_`` (the gain
+    of each pick when it was picked: ``lr lam grad L_S(theta^S)^T G_e``; CORDS mode: ``grad^T G_e``),
+    ``n_candidates_`` (stochastic: candidates per step; else ``None``), ``timings_`` (seconds: ``setup``,
+    ``loop``, ``total``).
 
     ``select(inputs)``: one round of Algorithm 1 -- :meth:`fit` with ``lr`` = ``inputs.lr`` (``α_t``, the
     scheduled rate; ``inputs.base_lr`` with ``cords_compatible``, as CORDS), ``lam`` = ``inputs.lam``
@@ -253,27 +260,24 @@ class Retrieve(CoresetStrategy):
         ``scale``, gains times ``factor``); sets the fitted attributes (``timings_`` from ``t_start``)."""
         _sync(G.device)
         t_loop = time.perf_counter()
-        if self.greedy == "stochastic":
-            indices, gains = self._stochastic(G, side, scale, factor)
-        else:
-            r = k if self.greedy == "naive" else self.rounds
-            sizes = [k // r + (1 if i < k % r else 0) for i in range(r)]
-            indices, gains = self._by_rounds(G, side, scale, factor, sizes)
+        with single_threaded(G.device):  # latency-bound: k steps of small operations (module docstring)
+            if self.greedy == "stochastic":
+                indices, gains = self._stochastic(G, side, scale, factor)
+            else:
+                r = k if self.greedy == "naive" else self.rounds
+                sizes = [k // r + (1 if i < k % r else 0) for i in range(r)]
+                indices, gains = self._by_rounds(G, side, scale, factor, sizes)
         _sync(G.device)
         t_end = time.perf_counter()
-        self.indices_ = indices
-        self.weights_ = torch.ones(k, dtype=torch.float32)
         self.gains_ = gains
         self.n_samples_ = G.shape[0]
         self.timings_ = {"setup": t_loop - t_start, "loop": t_end - t_loop, "total": t_end - t_start}
-        return self
+        return self._set_result(indices, torch.ones(k), t_start)
 
-    def select(self, inputs: SelectionInputs):
+    def fit_inputs(self, inputs: SelectionInputs):
         require(inputs, "Retrieve", "gradients", "labeled_logits", "labels")
-        return (
-            self.with_params(**round_step(self, inputs))
-            .fit(inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.labeled_features)
-            .result()
+        return self.with_params(**round_step(self, inputs)).fit(
+            inputs.gradients, inputs.labeled_logits, inputs.labels, inputs.labeled_features
         )
 
     def _outer_gradient(self, side: _LabeledSide, step: int) -> torch.Tensor:

@@ -150,7 +150,7 @@ class RetrieveFullModel(Retrieve):
         side.step(side.gradient(), self.lr)  # eq. (5): theta^0 = theta_t - a grad L_S(theta_t)
         return self._greedy(G, k, side, self.lr * self.lam, self.lr * self.lam, t_start)
 
-    def select(self, inputs):
+    def fit_inputs(self, inputs):
         raise NotImplementedError("RetrieveFullModel measures §3.4's alternative; it is not a training strategy")
 
     def __repr__(self):

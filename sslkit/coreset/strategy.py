@@ -11,14 +11,21 @@ fields a strategy reads, so the caller computes only those (:class:`sslkit.callb
 
 ``select`` does not change the strategy object: the round's values (``α_t``, ``λ_t``, the seed
 ``seed + draw``) go to a copy (:meth:`CoresetStrategy.with_params`), which is fitted with the strategy's
-scikit-learn-style ``fit`` -- the same computation a direct ``fit`` call makes.
+scikit-learn-style ``fit`` -- the same computation a direct ``fit`` call makes; :meth:`CoresetStrategy.fit_inputs`
+returns that fitted copy (its ``seconds_``, ``timings_`` and the strategy's other fitted attributes).
+
+One result type for every strategy (and every label selector of :mod:`sslkit.select`): ``indices_`` is a numpy
+``int64`` array of distinct pool indices; a coreset's ``weights_`` a float32 CPU tensor, one per index; and
+``seconds_`` the wall-clock seconds of the ``fit`` (:meth:`CoresetStrategy._set_result`).
 """
 
 from __future__ import annotations
 
 import inspect
+import time
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from sslkit._checks import Params, check_count, check_real
@@ -92,17 +99,21 @@ def require(inputs, who: str, *fields: str) -> None:
 class CoresetStrategy(Params):
     """Base class of the coreset strategies (module docstring).
 
-    ``needs``: the :data:`NEEDS` a strategy reads. :meth:`select` returns ``(indices, weights)``: int64 CPU
-    indices into the pool (distinct) and their float32 weights (:meth:`result` of the round's ``fit``).
-    :meth:`get_params` / :meth:`with_params`:
-    the constructor's arguments, and a copy with some of them changed (scikit-learn's ``get_params`` /
-    ``clone``).
+    ``needs``: the :data:`NEEDS` a strategy reads. :meth:`select` returns ``(indices, weights)``: int64 numpy
+    indices into the pool (distinct) and their float32 CPU weights (:meth:`result` of :meth:`fit_inputs`, the
+    round's fitted copy). :meth:`get_params` / :meth:`with_params`: the constructor's arguments, and a copy with
+    some of them changed (scikit-learn's ``get_params`` / ``clone``).
     """
 
     needs: tuple[str, ...] = ("gradients",)
 
-    def select(self, inputs: SelectionInputs) -> tuple[torch.Tensor, torch.Tensor]:
-        raise NotImplementedError(f"{type(self).__name__} must implement select(inputs)")
+    def fit_inputs(self, inputs: SelectionInputs) -> CoresetStrategy:
+        """A copy of this strategy fitted on one selection round's ``inputs`` (``self`` is not changed)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement fit_inputs(inputs)")
+
+    def select(self, inputs: SelectionInputs) -> tuple[np.ndarray, torch.Tensor]:
+        """``(indices, weights)`` of one selection round: :meth:`fit_inputs` then :meth:`result`."""
+        return self.fit_inputs(inputs).result()
 
     def get_params(self, deep: bool = True) -> dict:
         """The constructor's arguments, read back from the attributes of the same names (``**options`` from
@@ -123,6 +134,15 @@ class CoresetStrategy(Params):
         k = params.pop("k")
         return type(self)(k, **params)
 
-    def result(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(indices_, weights_)`` of the last ``fit``."""
+    def result(self) -> tuple[np.ndarray, torch.Tensor]:
+        """``(indices_, weights_)`` of the last :meth:`fit`."""
         return self.indices_, self.weights_
+
+    def _set_result(self, indices, weights, start: float) -> CoresetStrategy:
+        """Set ``indices_`` (int64 numpy), ``weights_`` (float32 CPU tensor) and ``seconds_`` (wall-clock since
+        ``start``, a ``time.perf_counter()``); every ``fit`` ends with it. Returns ``self``."""
+        idx = indices.cpu().numpy() if isinstance(indices, torch.Tensor) else np.asarray(indices)
+        self.indices_ = idx.astype(np.int64, copy=False).reshape(-1)
+        self.weights_ = torch.as_tensor(weights, dtype=torch.float32).cpu().reshape(-1)
+        self.seconds_ = time.perf_counter() - start
+        return self

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import torch
 
@@ -18,7 +20,7 @@ class RandomCoreset(CoresetStrategy):
     selection round (Algorithm 1 re-selects every ``R`` epochs): each ``(seed, draw)`` pair gives its own
     subset, reproducibly (a CPU ``torch.Generator`` seeded from ``numpy.random.SeedSequence([seed, draw])``).
 
-    Attributes after ``fit``: ``indices_`` (int64 CPU tensor, distinct), ``weights_`` (ones, float32).
+    Attributes after ``fit``: ``indices_`` (int64 numpy, distinct), ``weights_`` (ones, float32), ``seconds_``.
     ``select(inputs)``: the subset of round ``inputs.draw`` of a pool of ``inputs.n`` (no gradients needed).
     """
 
@@ -29,17 +31,16 @@ class RandomCoreset(CoresetStrategy):
         self.seed = check_seed(seed)
 
     def fit(self, X, draw: int = 0):
+        t0 = time.perf_counter()
         n = X.shape[0] if hasattr(X, "shape") else check_count(X, "n")
         k = check_budget(self.k, n)
         state = np.random.SeedSequence([self.seed, check_count(draw, "draw")]).generate_state(2, np.uint32)
         gen = torch.Generator().manual_seed(int(state[0]) << 32 | int(state[1]))
-        self.indices_ = torch.randperm(n, generator=gen)[:k]
-        self.weights_ = torch.ones(k, dtype=torch.float32)
-        return self
+        return self._set_result(torch.randperm(n, generator=gen)[:k], torch.ones(k), t0)
 
-    def select(self, inputs: SelectionInputs):
+    def fit_inputs(self, inputs: SelectionInputs):
         require(inputs, "RandomCoreset")
-        return self.with_params().fit(inputs.n, draw=inputs.draw).result()
+        return self.with_params().fit(inputs.n, draw=inputs.draw)
 
     def __repr__(self):
         return f"RandomCoreset(k={self.k}, seed={self.seed})"

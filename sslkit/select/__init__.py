@@ -1,7 +1,8 @@
 """Sample selection for labelling (paper B: RDSS) with a scikit-learn-style interface.
 
 Every selector: ``Selector(m, ...).fit(X[, y]).indices_`` — an int64 numpy array of row indices of
-``X`` in selection order; numpy or torch input, any device (``device="auto"``), deterministic given
+``X`` in selection order (the index type of paper C's coreset strategies too), ``seconds_`` the fit's
+wall-clock; numpy or torch input, any device (``device="auto"``), deterministic given
 its ``seed``.
 
 * :mod:`sslkit.select.kernel`: Gaussian kernel ``exp(-||x-y||^2 / sigma^2)`` (§6; the convention is

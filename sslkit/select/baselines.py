@@ -1,8 +1,9 @@
 """Selection baselines of paper B Table 1: Random, Stratified, k-Means, USL and ActiveFT.
 
-All share GKHR's interface: ``Selector(m, ..., seed=0).fit(X[, y]).indices_`` (int64, distinct, in
-selection order), numpy or torch input, any ``device``; deterministic given ``seed`` (all randomness
-comes from ``numpy.random.default_rng(seed)`` or a CPU ``torch.Generator`` seeded with it).
+All share GKHR's interface: ``Selector(m, ..., seed=0).fit(X[, y]).indices_`` (int64 numpy, distinct, in
+selection order; ``seconds_``: the fit's wall-clock), numpy or torch input, any ``device``; deterministic
+given ``seed`` (all randomness comes from ``numpy.random.default_rng(seed)`` or a CPU ``torch.Generator``
+seeded with it).
 
 USL and ActiveFT are reimplemented from the descriptions of their official code in the project's
 official repositories' code, not from the papers' pseudo-code; the hyper-parameters default to the
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import time
 
 import numpy as np
 import torch
@@ -189,9 +191,11 @@ class RandomSelector(_Selector):
     """
 
     def fit(self, X, y=None):
+        t0 = time.perf_counter()
         n = check_features(X, device="cpu").shape[0]
         _check_m_le_n(self.m, n)
         self.indices_ = np.random.default_rng(self.seed).choice(n, size=self.m, replace=False).astype(np.int64)
+        self.seconds_ = time.perf_counter() - t0
         return self
 
 
@@ -206,6 +210,7 @@ class StratifiedSelector(_Selector):
     """
 
     def fit(self, X, y=None):
+        t0 = time.perf_counter()
         n = check_features(X, device="cpu").shape[0]
         y = _check_labels(y, n)
         _check_m_le_n(self.m, n)
@@ -222,6 +227,7 @@ class StratifiedSelector(_Selector):
         self.indices_ = np.concatenate(picks).astype(np.int64)
         self.classes_ = classes
         self.quota_ = quota
+        self.seconds_ = time.perf_counter() - t0
         return self
 
 
@@ -266,6 +272,7 @@ class KMeansSelector(_Selector):
         self.block_size = check_block_size(block_size)
 
     def fit(self, X, y=None):
+        t0 = time.perf_counter()
         X = check_features(X, device=resolve_device(self.device))
         _check_m_le_n(self.m, X.shape[0])
         C, labels, n_iter = kmeans(
@@ -283,6 +290,7 @@ class KMeansSelector(_Selector):
         self.centroids_ = C.cpu().numpy()
         self.labels_ = labels.cpu().numpy()
         self.n_iter_ = n_iter
+        self.seconds_ = time.perf_counter() - t0
         return self
 
 
@@ -360,6 +368,7 @@ class USLSelector(_Selector):
         return 1.0 / dbar.clamp(min=1e-12)
 
     def fit(self, X, y=None):
+        t0 = time.perf_counter()
         X = check_features(X, device=resolve_device(self.device))
         n, m = X.shape[0], self.m
         _check_m_le_n(m, n)
@@ -393,6 +402,7 @@ class USLSelector(_Selector):
         self.indices_ = chosen.cpu().numpy().astype(np.int64)
         self.labels_ = labels.cpu().numpy()
         self.density_ = density.cpu().numpy()
+        self.seconds_ = time.perf_counter() - t0
         return self
 
 
@@ -486,6 +496,7 @@ class ActiveFTSelector(_Selector):
         self.block_size = check_block_size(block_size)
 
     def fit(self, X, y=None):
+        t0 = time.perf_counter()
         X = check_features(X, device=resolve_device(self.device))
         n, m = X.shape[0], self.m
         _check_m_le_n(m, n)
@@ -521,4 +532,5 @@ class ActiveFTSelector(_Selector):
                 out[c0 + r] = j
         self.indices_ = out
         self.centroids_ = C.cpu().numpy()
+        self.seconds_ = time.perf_counter() - t0
         return self

@@ -29,10 +29,12 @@ passes cost more): the loop is bound by those passes, not by its ``m n d`` multi
 Ties go to the smallest index (``torch.argmin``), so the result is deterministic given the features; no
 randomness is involved except the seeded subsample of the median bandwidth when ``n > bandwidth_samples``.
 
-Performance note: on an oversubscribed CPU (more busy processes than cores), OpenMP worker threads that
-spin after each parallel region slow the m small steps down several-fold; setting the environment
-variable ``OMP_WAIT_POLICY=PASSIVE`` before starting Python avoids it (``benchmarks/b_gkhr_speed.py``
-does so).
+Threads: mu is one large product per tile and runs on torch's threads; the loop is m steps of small operations
+(and one pass over the features per lookahead batch), whose parallel regions are too short to gain from a second
+thread and, when another process holds a core, wait for a worker thread that is not running (n = 20 000, d = 256,
+m = 200 beside one busy process on a loaded 2-core machine: the loop 40 s with 2 threads, 3.2 s with one;
+``benchmarks/contention.py``). So the loop runs with one thread (:func:`sslkit.device.single_threaded`); the
+thread count does not change the selected indices.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import numpy as np
 import torch
 
 from sslkit._checks import Params, check_bool, check_count, check_seed
-from sslkit.device import resolve_device
+from sslkit.device import resolve_device, single_threaded
 from sslkit.select.kernel import (
     DEFAULT_BLOCK_SIZE,
     check_alpha,
@@ -159,7 +161,8 @@ class _Herding(Params):
         timings["mu"], timings["mu_cpu"] = time.perf_counter() - t0, time.process_time() - c0
 
         t0, c0 = time.perf_counter(), time.process_time()
-        indices, objective = self._loop(Z, mu, alpha)
+        with single_threaded(dev):  # latency-bound: many small steps (module docstring, "Threads")
+            indices, objective = self._loop(Z, mu, alpha)
         _sync(dev)
         timings["loop"], timings["loop_cpu"] = time.perf_counter() - t0, time.process_time() - c0
 
@@ -171,6 +174,7 @@ class _Herding(Params):
         self.n_samples_ = n
         timings["total"] = time.perf_counter() - t_start
         self.timings_ = timings
+        self.seconds_ = timings["total"]
         return self
 
     def _loop(self, Z: torch.Tensor, mu: torch.Tensor, alpha: float):
@@ -243,7 +247,8 @@ class GKHR(_Herding):
     scikit-learn's ``get_params`` / ``set_params`` (so :func:`sklearn.base.clone`); ``fit`` always starts afresh.
 
     Attributes after ``fit``: ``indices_`` (int64, distinct, selection order; the first is
-    ``argmax mu``, the densest point), ``alpha_``, ``bandwidth_``, ``mu_``, ``objective_``, ``timings_``.
+    ``argmax mu``, the densest point), ``alpha_``, ``bandwidth_``, ``mu_``, ``objective_``, ``timings_``,
+    ``seconds_`` (``timings_["total"]``).
 
     Non-finite kernels are refused: when the features divided by the bandwidth overflow (a tiny
     bandwidth, huge feature values) ``fit`` raises ``ValueError`` instead of returning the repeated
