@@ -433,8 +433,8 @@ def schedule_study(cells: dict, min_seeds: int = 3) -> tuple[pd.DataFrame, int |
 
 def control_checks(rows, protocols=None) -> pd.DataFrame:
     """The positive controls of the robust stand-ins (:data:`~.robust.CONTROLS`) on :func:`~.robust.robust_rows`:
-    one row per (protocol, control) with the paper's cells (``source``), the number of seeds, the difference
-    ``higher - lower`` by the one rule (paired on common seeds, :func:`paired_on_common`), its 95 % CI and p, and
+    one row per (protocol, control: methods ``higher`` and ``lower``) with the paper's cells (``source``), the
+    number of seeds, the difference ``higher - lower`` by the one rule (paired on common seeds, :func:`paired_on_common`), its 95 % CI and p, and
     ``holds``: True when the difference is significantly positive, as the paper's table shows it. ``protocols``:
     the protocols to check (default: every protocol of ``CONTROLS`` with a record in ``rows``)."""
     from .robust import CONTROLS
@@ -448,7 +448,7 @@ def control_checks(rows, protocols=None) -> pd.DataFrame:
         mine = [r for r in rows if r["protocol"] == p]
         for c in CONTROLS[p]:
             hi, lo = (cell_accs(mine, c[k], None, c["ratio"]) for k in ("higher", "lower"))
-            row = {"protocol": p, "control": f"{label(c['higher'])} > {label(c['lower'])}", "ratio": c["ratio"]}
+            row = {"protocol": p, "higher": c["higher"], "lower": c["lower"], "ratio": c["ratio"]}
             row["source"], row["seeds"] = c["source"], len(set(hi) & set(lo)) or min(len(hi), len(lo))
             if min(len(hi), len(lo)) < 2:
                 out.append({**row, "diff": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan, "holds": False})
