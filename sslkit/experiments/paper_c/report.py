@@ -434,9 +434,10 @@ def schedule_study(cells: dict, min_seeds: int = 3) -> tuple[pd.DataFrame, int |
 def control_checks(rows, protocols=None) -> pd.DataFrame:
     """The positive controls of the robust stand-ins (:data:`~.robust.CONTROLS`) on :func:`~.robust.robust_rows`:
     one row per (protocol, control: methods ``higher`` and ``lower``) with the paper's cells (``source``), the
-    number of seeds, the difference ``higher - lower`` by the one rule (paired on common seeds, :func:`paired_on_common`), its 95 % CI and p, and
-    ``holds``: True when the difference is significantly positive, as the paper's table shows it. ``protocols``:
-    the protocols to check (default: every protocol of ``CONTROLS`` with a record in ``rows``)."""
+    number of seeds, the difference ``higher - lower`` by the one rule (paired on common seeds,
+    :func:`paired_on_common`), its 95 % CI and p, and ``holds``: True when the difference is significantly
+    positive, as the paper's table shows it. ``protocols``: the protocols to check (default: every protocol of
+    ``CONTROLS`` with a record in ``rows``)."""
     from .robust import CONTROLS
 
     names = sorted({r["protocol"] for r in rows} & set(CONTROLS)) if protocols is None else list(protocols)
