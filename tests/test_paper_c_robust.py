@@ -361,6 +361,10 @@ def test_control_checks_judge_each_ordering_paired_by_seed():
     assert sup["ci_low"] > 0 and sup["p"] < 0.05
     ds3l = checks[checks["higher"] == "ds3l"]
     assert not ds3l["holds"].any() and ds3l.loc[0.75, "seeds"] == 0  # DS3L not run at 0.75: no verdict
+    assert np.isnan(ds3l.loc[0.75, "diff"]) and np.isfinite(ds3l.loc[0.5, "diff"])
+    one = control_checks(robust_rows([r for r in runs if r["seed"] == 0]))
+    first = one[one["higher"] == "supervised"].iloc[0]  # one seed: the difference, no test, not held
+    assert first["diff"] == pytest.approx(2.0) and np.isnan(first["p"]) and not one["holds"].any()
     with pytest.raises(ValueError, match="no positive controls"):
         control_checks([], protocols=["quick"])
 
@@ -409,5 +413,6 @@ def test_positive_controls_on_the_committed_records():
     assert held.get("cpu_val", 0) == CPU_VAL_CONTROLS_HELD
     enough = checks[checks["seeds"] >= 2]
     assert np.isfinite(enough["diff"]).all() and (enough["ci_low"] <= enough["diff"]).all()
+    assert not checks[checks["seeds"] < 2]["holds"].any()
     sup = checks[(checks["protocol"] == "cpu") & (checks["higher"] == "supervised")].iloc[0]
     assert sup["ci_high"] < 0  # VAT significantly above Supervised: the opposite of Table 12
