@@ -33,8 +33,11 @@ Protocols (:data:`PROTOCOLS`):
 * ``"cpu_val"`` -- the cpu stand-in with the paper's validation set restored (App. F.1.2, Table 3: 10 000 ID
   images of the training split, drawn before the labeled and unlabeled sets): DS3L and L2RW take their clean
   meta-batches from it (:class:`MetaDS3L`, :class:`MetaL2RW`) and every method reports the test accuracy of its
-  best-validation epoch (model selection; the final model's is kept as ``final_test_acc``). Its positive
-  controls (:data:`CONTROLS`) are orderings of paper C's own Table 12 that a faithful stand-in must show.
+  best-validation epoch (model selection; the final model's is kept as ``final_test_acc``). DS3L's released
+  code (``train.py``) takes the labeled batch for its meta step and its validation set for model selection only
+  (every 10 000 iterations); App. F.3 allows both ("a clean labeled set (which could also be the original labeled
+  set)"), and this protocol reads the clean set as the validation set. Its positive controls (:data:`CONTROLS`)
+  are orderings of paper C's own Table 12 that a faithful stand-in must show.
 * ``"quick"`` / ``"quick_imbalance"`` -- scikit-learn's 8x8 digits (no data directory), an MLP: digits
   0-5 ID and 6-9 OOD, or digits 0-4 imbalanced; 20 epochs, R = 4.
 """
