@@ -22,6 +22,9 @@ from sslkit.experiments.paper_c.robust import (
     robust_run,
 )
 
+#: how many of cpu_val's positive controls the committed records hold (the page and the report say the same)
+CPU_VAL_CONTROLS_HELD = 0
+
 
 @pytest.mark.parametrize("ratio", [0.25, 0.5, 0.75])
 def test_quick_ood_task_has_the_split_sizes_and_exact_ood_ratio(ratio):
@@ -326,6 +329,60 @@ def test_robust_grid_narrows_to_protocols_and_methods():
         s.configs(False, protocols=["paper_mnist_ood"])
     with pytest.raises(ValueError, match="unknown methods \\['cruts'\\]"):
         s.configs(False, methods=["cruts"])
+    at75 = s.configs(False, protocols=["cpu_val"], ratios=0.75)
+    assert at75 == [c for c in full if c["protocol"] == "cpu_val" and c["ratio"] == 0.75]
+    with pytest.raises(ValueError, match="no run of the grid has a ratio in \\[0.3\\]"):
+        s.configs(False, protocols=["cpu"], ratios=[0.3])
+
+
+def test_validation_stand_in_is_the_stand_in_with_the_papers_validation_set():
+    """cpu_val differs from the cpu stand-in only in the validation set it draws (App. F.1.2's 10 000 ID images)
+    and uses; its controls are Table 12's orderings with the paper's cells."""
+    from sslkit.data import OOD_PRESETS
+    from sslkit.experiments.paper_c.robust import CONTROLS
+
+    cpu, val = PROTOCOLS["cpu"], PROTOCOLS["cpu_val"]
+    assert {k for k in {**cpu, **val} if cpu.get(k) != val.get(k)} == {"split", "validation"}
+    assert val["split"] == OOD_PRESETS["mnist"] and val["split"]["n_val"] == 10000 and cpu["split"]["n_val"] == 0
+    for c in CONTROLS["cpu_val"]:  # each control is an ordering Table 12 prints for MNIST OOD
+        hi, lo = (PAPER_TABLE12[("ood", "mnist", c[k], c["ratio"])]["mean"] for k in ("higher", "lower"))
+        assert hi > lo and f"{hi} vs {lo}" in c["source"]
+
+
+def test_control_checks_judge_each_ordering_paired_by_seed():
+    from sslkit.experiments.paper_c.report import control_checks
+
+    runs = [_rec("supervised", s, 90.0 + 0.1 * s, ratio=0.75, protocol="cpu_val") for s in range(4)]
+    runs += [_rec("vat", s, 88.0 + 0.3 * s, ratio=r, protocol="cpu_val") for s in range(4) for r in (0.25, 0.5, 0.75)]
+    runs += [_rec("ds3l", s, 87.0 + s, ratio=r, protocol="cpu_val") for s in range(4) for r in (0.25, 0.5)]
+    checks = control_checks(robust_rows(runs)).set_index("ratio")
+    sup = checks[checks["higher"] == "supervised"].iloc[0]
+    assert sup["seeds"] == 4 and sup["diff"] == pytest.approx(2.0 - 0.2 * 1.5) and sup["holds"]
+    assert sup["ci_low"] > 0 and sup["p"] < 0.05
+    ds3l = checks[checks["higher"] == "ds3l"]
+    assert not ds3l["holds"].any() and ds3l.loc[0.75, "seeds"] == 0  # DS3L not run at 0.75: no verdict
+    assert np.isnan(ds3l.loc[0.75, "diff"]) and np.isfinite(ds3l.loc[0.5, "diff"])
+    one = control_checks(robust_rows([r for r in runs if r["seed"] == 0]))
+    first = one[one["higher"] == "supervised"].iloc[0]  # one seed: the difference, no test, not held
+    assert first["diff"] == pytest.approx(2.0) and np.isnan(first["p"]) and not one["holds"].any()
+    with pytest.raises(ValueError, match="no positive controls"):
+        control_checks([], protocols=["quick"])
+
+
+@pytest.mark.slow  # trains
+def test_validation_protocol_reports_the_best_validation_epoch_and_meta_learns_from_it(monkeypatch):
+    """With the test set as validation set, model selection reports the highest test accuracy of the curve; the
+    clocks leave the validation passes out; DS3L runs on the meta-set."""
+    task = build_task("quick", 0.5, seed=0)
+    monkeypatch.setitem(PROTOCOLS, "quick", {**PROTOCOLS["quick"], "validation": True, "epochs": 6})
+    task = {**task, "X_val": task["X_test"], "y_val": task["y_test"]}
+    out = robust_run(protocol="quick", method="ds3l", ratio=0.5, seed=0, task=task)
+    accs = [c[1] for c in out["curve"]]
+    assert out["val_acc"] == pytest.approx(accs, abs=1e-3) and len(accs) == 6
+    assert out["best_epoch"] == int(np.argmax(out["val_acc"])) + 1 and out["test_acc"] == max(accs)
+    assert out["final_test_acc"] == accs[-1] and out["cpu_seconds"] == out["curve"][-1][2]
+    with pytest.raises(ValueError, match="validation protocol needs a test split"):
+        build_task("quick", 0.5, seed=0)  # digits has no test split: the validation set would be the test set
 
 
 def test_committed_counts_runs_per_protocol_with_t_r_and_the_schedule_study_apart():
@@ -341,3 +398,21 @@ def test_committed_counts_runs_per_protocol_with_t_r_and_the_schedule_study_apar
     assert committed([], protocols) == "no run yet"
     with pytest.raises(KeyError, match="'c'.*not among"):
         committed([{"config": {"protocol": "c"}}], protocols)
+
+
+def test_positive_controls_on_the_committed_records():
+    """The controls on the committed CPU records (the test fails when new records move them): the cpu and cpu_long
+    stand-ins hold none of Table 12's orderings -- on cpu VAT is even significantly above Supervised at 75 % OOD --
+    so they cannot decide the robust claims; every control with two or more seeds has a finite difference."""
+    from sslkit.experiments import catalog
+    from sslkit.experiments.paper_c.report import control_checks
+
+    checks = control_checks(robust_rows(catalog.records("c_robust", "cpu")))
+    held = checks.groupby("protocol")["holds"].sum().to_dict()
+    assert held["cpu"] == 0 and held["cpu_long"] == 0
+    assert held.get("cpu_val", 0) == CPU_VAL_CONTROLS_HELD
+    enough = checks[checks["seeds"] >= 2]
+    assert np.isfinite(enough["diff"]).all() and (enough["ci_low"] <= enough["diff"]).all()
+    assert not checks[checks["seeds"] < 2]["holds"].any()
+    sup = checks[(checks["protocol"] == "cpu") & (checks["higher"] == "supervised")].iloc[0]
+    assert sup["ci_high"] < 0  # VAT significantly above Supervised: the opposite of Table 12

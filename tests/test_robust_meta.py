@@ -246,3 +246,57 @@ def test_bad_inputs_are_refused():
         L2RW(NoPerSample(targets)).loss(model, batch)
     with pytest.raises(ValueError, match="unlabeled batch"):
         L2RW(Toy(targets)).loss(model, Batch(batch.x_l, batch.y_l))
+
+
+def one_row_meta_set(model, batch, algo_cls, **kwargs):
+    """A meta-algorithm bound to a meta-set of one row (so every meta-batch repeats it) and that row as a batch."""
+    x_m, y_m = torch.tensor([[1.5, -0.3, 0.2]]), torch.tensor([0])
+    algo = algo_cls(**kwargs).bind_meta_set(x_m, y_m, meta_batch_size=5, seed=0)
+    torch.manual_seed(1)
+    algo.setup(model, FitContext(num_classes=2))
+    return algo, Batch(x_m.repeat(5, 1), y_m.repeat(5), batch.x_u, batch.u_idx)
+
+
+def test_meta_l2rw_weights_are_the_meta_gradients_of_the_meta_set_not_the_labeled_batch():
+    from sslkit.experiments.paper_c.robust import MetaL2RW
+
+    model, batch, targets = toy_problem()
+    algo, meta_batch = one_row_meta_set(
+        model, batch, lambda: MetaL2RW(Toy(targets, lambda_u=0.7), inner_lr=0.5, inner_supervised=False)
+    )
+    algo.loss(model, batch)
+    w_ref, _ = explicit_l2rw(model, meta_batch, targets, 0.5, 0.7, supervised=False)
+    assert torch.allclose(algo.weights_, w_ref, atol=1e-6)
+    w_labeled, _ = explicit_l2rw(model, batch, targets, 0.5, 0.7, supervised=False)
+    assert not torch.allclose(algo.weights_, w_labeled, atol=1e-3)  # the labeled batch would weigh otherwise
+
+
+def test_meta_ds3l_outer_objective_is_the_meta_set_loss_after_the_labeled_inner_step():
+    from sslkit.experiments.paper_c.robust import MetaDS3L
+
+    model, batch, targets = toy_problem(n_u=40, harmful=20)
+    algo, meta_batch = one_row_meta_set(model, batch, lambda: MetaDS3L(Toy(targets), inner_lr=0.5, hidden=16))
+    sup, losses, out = split_base_loss(algo.base, model, batch)
+    probs = torch.softmax(out.unlabeled.logits.detach(), dim=1)
+    got = algo.meta_objective(model, batch, sup, losses, probs)
+    want = DS3L.meta_objective(algo, model, meta_batch, sup, losses, probs)  # the inner step keeps the labeled sup
+    labeled = DS3L.meta_objective(algo, model, batch, sup, losses, probs)
+    assert float(got.detach()) == pytest.approx(float(want.detach()), rel=1e-6)
+    assert float(got.detach()) != pytest.approx(float(labeled.detach()), rel=1e-3)
+
+
+def test_meta_set_draws_are_seeded_and_bad_meta_sets_are_refused():
+    from sslkit.experiments.paper_c.robust import MetaL2RW
+
+    model, batch, targets = toy_problem()
+    X, y = torch.randn(30, 3), torch.randint(0, 2, (30,))
+    draws = []
+    for _ in range(2):
+        algo = MetaL2RW(Toy(targets)).bind_meta_set(X, y, meta_batch_size=7, seed=3)
+        algo.setup(model, FitContext(num_classes=2))
+        draws.append(algo.meta_batch(batch).x_l)
+    assert draws[0].shape == (7, 3) and torch.equal(draws[0], draws[1])
+    with pytest.raises(ValueError, match="as many labels"):
+        MetaL2RW(Toy(targets)).bind_meta_set(X, y[:3], meta_batch_size=7, seed=0)
+    with pytest.raises(ValueError, match="meta_batch_size"):
+        MetaL2RW(Toy(targets)).bind_meta_set(X, y, meta_batch_size=0, seed=0)

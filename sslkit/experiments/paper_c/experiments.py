@@ -20,7 +20,7 @@ TRADEOFF_PLANS = {
 }
 ROBUST_PLANS = {
     "quick": ("quick", "quick_imbalance"),
-    "cpu": ("cpu", "cpu_imbalance", "cpu_long"),
+    "cpu": ("cpu", "cpu_imbalance", "cpu_long", "cpu_val"),
     "paper": ("paper_mnist_ood", "paper_cifar10_ood", "paper_cifar10_imbalance"),
 }
 #: the single protocol of the experiments that run one (variants, per-class Retrieve, extended and Bayesian runs)
@@ -66,17 +66,24 @@ def mean1_configs(protocol: str = "cpu") -> list[dict]:
     ]
 
 
-def robust_configs(scale: str, protocols=None, methods=None) -> list[dict]:
-    """The scale's robust grid; ``protocols`` / ``methods`` narrow it (e.g. more seeds of one method)."""
+def robust_configs(scale: str, protocols=None, methods=None, ratios=None) -> list[dict]:
+    """The scale's robust grid; ``protocols`` / ``methods`` / ``ratios`` (a ratio or a list) narrow it (e.g. more
+    seeds of one method, or the positive controls' ratio first)."""
     plan = ROBUST_PLANS[scale]
     bad = sorted(set(protocols or ()) - set(plan))
     if bad:
         raise ValueError(f"c_robust at scale {scale!r} has no protocol {bad}; its protocols: {list(plan)}")
-    return [
+    ratios = None if ratios is None else [ratios] if isinstance(ratios, (int, float)) else list(ratios)
+    grid = [
         c
         for protocol in protocols or plan
         for c in (R.robust_grid(protocol, methods=methods) if methods else R.robust_grid(protocol))
     ]
+    if ratios is not None and not {c["ratio"] for c in grid} & set(ratios):
+        raise ValueError(
+            f"no run of the grid has a ratio in {ratios}; its ratios: {sorted({c['ratio'] for c in grid})}"
+        )
+    return [c for c in grid if ratios is None or c["ratio"] in ratios]
 
 
 def robust_mean1_configs(protocol: str = "cpu") -> list[dict]:
