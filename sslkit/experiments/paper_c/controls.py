@@ -91,6 +91,8 @@ CONTROLS: dict = {
     key(TRADEOFF, "cpu"): _C_TRADEOFF,
     # the stand-ins that run the trade-off grid's MNIST model and schedule share its controls
     **{key(e, "cpu"): shared(_C_TRADEOFF, TRADEOFF, "cpu") for e in (VARIANTS, EXTENDED, BAYESIAN, MEMORY, LASTLAYER)},
-    # the robust grid's scale holds three stand-ins, one per protocol
-    key(ROBUST, "cpu"): robust_ood("cpu") + robust_ood("cpu_long") + robust_imbalance("cpu_imbalance"),
+    # the robust grid's scale holds four stand-ins, one per protocol (cpu_val: with the paper's validation set)
+    key(ROBUST, "cpu"): (
+        robust_ood("cpu") + robust_ood("cpu_long") + robust_ood("cpu_val") + robust_imbalance("cpu_imbalance")
+    ),
 }
