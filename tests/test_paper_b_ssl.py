@@ -158,6 +158,97 @@ def test_train_ssl_errors():
         B.train_ssl(X, y[:10], [0, 1], X, y, protocol=TINY)
 
 
+@pytest.mark.slow  # trains
+def test_supervised_arm_reads_the_labeled_rows_only():
+    """The supervised arm (ARMS[0]) trains on the labeled rows alone: reordering the other rows of X_train (the
+    unlabeled set; integer-valued, so the z-scoring statistics are exact and unchanged) leaves its weights bit for
+    bit the same, while FreeMatch, which draws its unlabeled batches from those rows, ends elsewhere."""
+    X, y = _blobs(n=240, seed=3)
+    X = np.round(4 * X).astype(np.float64)
+    labeled = np.arange(6)
+    X2 = X.copy()
+    X2[6:] = X[6:][::-1]
+
+    def weights(Xt, algorithm):
+        out = B.train_ssl(Xt, y, labeled, X, y, algorithm=algorithm, protocol=TINY, seed=0, return_models=True)
+        return torch.cat([p.detach().flatten() for p in out["model"].parameters()]), out
+
+    (sup, a), (sup2, _) = weights(X, "Supervised"), weights(X2, "Supervised")
+    (free, _), (free2, _) = weights(X, "FreeMatch"), weights(X2, "FreeMatch")
+    assert torch.equal(sup, sup2) and not torch.equal(free, free2) and not torch.equal(sup, free)
+    assert a["test_acc"] > 80.0 and a["labeled_classes"] == 3 and a["steps"] == 30
+    assert B.ARMS == ("Supervised", "FlexMatch", "FreeMatch")
+
+
+def test_lenet_stand_in_spec_and_its_controls():
+    """The LeNet stand-in: a valid protocol, the grid Table 1's selectors x the three arms x its budgets (narrowed
+    by name), and positive controls whose arms are in that grid, with the paper's numbers read from its tables."""
+    from sslkit.experiments.paper_b import experiments as E
+
+    p = B._check_protocol("lenet")
+    assert p["model"] == "lenet_mnist" and p["epochs"] * p["iterations_per_epoch"] == 300 and p["uratio"] == 3
+    assert B.LENET_BUDGETS == (40, 250) and B.LENET_DATA["n_pool"] == 10000
+    grid = E.table1_lenet_configs()
+    assert len(grid) == len(B.TABLE1_SELECTORS) * 3 * 2 and len({tuple(sorted(c.items())) for c in grid}) == len(grid)
+    narrow = E.table1_lenet_configs(["Random", "RDSS"], [40])
+    assert {(c["selector"], c["algorithm"], c["m"]) for c in narrow} == {
+        (s, a, 40) for s in ("Random", "RDSS") for a in B.ARMS
+    }
+    assert E.TABLE1_LENET.scales["cpu"].configs() == grid
+    controls = {c["id"]: c for c in E.LENET_CONTROLS}
+    assert len(controls) == len(E.LENET_CONTROLS) >= 2
+    for c in E.LENET_CONTROLS:
+        assert c["higher"] in grid and c["lower"] in grid and c["higher"] != c["lower"]
+        assert c["paper"][0] > c["paper"][1], c["id"]
+    assert (
+        controls["B-lenet-ctl-freematch"]["paper"]
+        == (
+            B.PAPER_TABLE1_B[("FreeMatch", "Random", "CIFAR-10 @ 40")][0],
+            B.PAPER_TABLE1_B[("FlexMatch", "Random", "CIFAR-10 @ 40")][0],
+        )
+        == (93.41, 87.30)
+    )
+    assert controls["B-lenet-ctl-ssl"]["lower"]["algorithm"] == "Supervised"
+
+
+def _lenet_arm(records, values) -> dict:
+    return {
+        r["seed"]: r["metrics"]["test_acc"] for r in records if all(r["config"].get(k) == v for k, v in values.items())
+    }
+
+
+LENET_RECORDS = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "b_table1_lenet" / "cpu.jsonl"
+
+
+@pytest.mark.skipif(not LENET_RECORDS.is_file(), reason="no committed records of the LeNet stand-in")
+def test_lenet_stand_in_ssl_controls_hold_on_its_records():
+    """On the committed records, paired by seed: FlexMatch and FreeMatch are significantly above the supervised arm
+    on the same 40 labels (the controls "SSL above supervised"), each control's arms ran the same seeds, and every
+    seed's three arms used the same labeled set (its class coverage)."""
+    from sslkit.experiments import load_results
+    from sslkit.experiments.paper_b import experiments as E
+    from sslkit.experiments.report.stats import compare
+
+    records = load_results(LENET_RECORDS)
+    for c in E.LENET_CONTROLS:
+        hi, lo = _lenet_arm(records, c["higher"]), _lenet_arm(records, c["lower"])
+        if not hi or not lo:
+            continue
+        assert set(hi) == set(lo), c["id"]
+        if c["id"].startswith("B-lenet-ctl-ssl"):
+            result = compare(hi, lo)
+            assert result.verdict == "higher" and result.ci[0] > 5.0, (c["id"], result.short())
+    for r in records:
+        twins = [
+            q
+            for q in records
+            if q["seed"] == r["seed"]
+            and {k: q["config"][k] for k in ("selector", "m")} == {k: r["config"][k] for k in ("selector", "m")}
+        ]
+        assert len({q["metrics"]["labeled_classes"] for q in twins}) == 1
+        assert len({q["metrics"]["alpha_mmd2"] for q in twins}) == 1
+
+
 @pytest.mark.skipif(not HAS_MNIST, reason="SSLKIT_DATA_DIR with mnist not available")
 @pytest.mark.slow  # trains
 def test_table1_run_on_mnist_pixels():
