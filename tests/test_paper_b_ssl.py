@@ -222,9 +222,9 @@ LENET_RECORDS = Path(__file__).resolve().parents[1] / "notebooks" / "results" / 
 
 @pytest.mark.skipif(not LENET_RECORDS.is_file(), reason="no committed records of the LeNet stand-in")
 def test_lenet_stand_in_ssl_controls_hold_on_its_records():
-    """On the committed records, paired by seed: FlexMatch and FreeMatch are significantly above the supervised arm
-    on the same 40 labels (the controls "SSL above supervised"), each control's arms ran the same seeds, and every
-    seed's three arms used the same labeled set (its class coverage)."""
+    """On the committed records, paired by seed: FlexMatch and FreeMatch are above the supervised arm on the same
+    40 labels by more than 5 points on every seed, and significantly so from three seeds on (the controls "SSL above
+    supervised"); each control's arms ran the same seeds; every seed's three arms used the same labeled set."""
     from sslkit.experiments import load_results
     from sslkit.experiments.paper_b import experiments as E
     from sslkit.experiments.report.stats import compare
@@ -236,8 +236,10 @@ def test_lenet_stand_in_ssl_controls_hold_on_its_records():
             continue
         assert set(hi) == set(lo), c["id"]
         if c["id"].startswith("B-lenet-ctl-ssl"):
-            result = compare(hi, lo)
-            assert result.verdict == "higher" and result.ci[0] > 5.0, (c["id"], result.short())
+            assert all(hi[s] - lo[s] > 5.0 for s in hi), (c["id"], hi, lo)  # every seed: SSL well above supervised
+            if len(hi) >= 3:
+                result = compare(hi, lo)
+                assert result.verdict == "higher", (c["id"], result.short())
     for r in records:
         twins = [
             q
