@@ -158,6 +158,100 @@ def test_train_ssl_errors():
         B.train_ssl(X, y[:10], [0, 1], X, y, protocol=TINY)
 
 
+@pytest.mark.slow  # trains
+def test_supervised_arm_reads_the_labeled_rows_only():
+    """The supervised arm (ARMS[0]) trains on the labeled rows alone: reordering the other rows of X_train (the
+    unlabeled set; integer-valued, so the z-scoring statistics are exact and unchanged) leaves its weights bit for
+    bit the same, while FreeMatch, which draws its unlabeled batches from those rows, ends elsewhere."""
+    X, y = _blobs(n=240, seed=3)
+    X = np.round(4 * X).astype(np.float64)
+    labeled = np.arange(6)
+    X2 = X.copy()
+    X2[6:] = X[6:][::-1]
+
+    def weights(Xt, algorithm):
+        out = B.train_ssl(Xt, y, labeled, X, y, algorithm=algorithm, protocol=TINY, seed=0, return_models=True)
+        return torch.cat([p.detach().flatten() for p in out["model"].parameters()]), out
+
+    (sup, a), (sup2, _) = weights(X, "Supervised"), weights(X2, "Supervised")
+    (free, _), (free2, _) = weights(X, "FreeMatch"), weights(X2, "FreeMatch")
+    assert torch.equal(sup, sup2) and not torch.equal(free, free2) and not torch.equal(sup, free)
+    assert a["test_acc"] > 80.0 and a["labeled_classes"] == 3 and a["steps"] == 30
+    assert B.ARMS == ("Supervised", "FlexMatch", "FreeMatch")
+
+
+def test_lenet_stand_in_spec_and_its_controls():
+    """The LeNet stand-in: a valid protocol, the grid Table 1's selectors x the three arms x its budgets (narrowed
+    by name), and positive controls whose arms are in that grid, with the paper's numbers read from its tables."""
+    from sslkit.experiments.paper_b import experiments as E
+
+    p = B._check_protocol("lenet")
+    assert p["model"] == "lenet_mnist" and p["epochs"] * p["iterations_per_epoch"] == 300 and p["uratio"] == 3
+    assert B.LENET_BUDGETS == (40, 250) and B.LENET_DATA["n_pool"] == 10000
+    grid = E.table1_lenet_configs()
+    assert len(grid) == len(B.TABLE1_SELECTORS) * 3 * 2 and len({tuple(sorted(c.items())) for c in grid}) == len(grid)
+    narrow = E.table1_lenet_configs(["Random", "RDSS"], [40])
+    assert {(c["selector"], c["algorithm"], c["m"]) for c in narrow} == {
+        (s, a, 40) for s in ("Random", "RDSS") for a in B.ARMS
+    }
+    assert E.TABLE1_LENET.scales["cpu"].configs() == grid
+    controls = {c["id"]: c for c in E.LENET_CONTROLS}
+    assert len(controls) == len(E.LENET_CONTROLS) >= 2
+    for c in E.LENET_CONTROLS:
+        assert c["higher"] in grid and c["lower"] in grid and c["higher"] != c["lower"]
+        assert c["paper"][0] > c["paper"][1], c["id"]
+    assert (
+        controls["B-lenet-ctl-freematch"]["paper"]
+        == (
+            B.PAPER_TABLE1_B[("FreeMatch", "Random", "CIFAR-10 @ 40")][0],
+            B.PAPER_TABLE1_B[("FlexMatch", "Random", "CIFAR-10 @ 40")][0],
+        )
+        == (93.41, 87.30)
+    )
+    assert controls["B-lenet-ctl-ssl"]["lower"]["algorithm"] == "Supervised"
+
+
+def _lenet_arm(records, values) -> dict:
+    return {
+        r["seed"]: r["metrics"]["test_acc"] for r in records if all(r["config"].get(k) == v for k, v in values.items())
+    }
+
+
+LENET_RECORDS = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "b_table1_lenet" / "cpu.jsonl"
+
+
+@pytest.mark.skipif(not LENET_RECORDS.is_file(), reason="no committed records of the LeNet stand-in")
+def test_lenet_stand_in_ssl_controls_hold_on_its_records():
+    """On the committed records: each SSL arm (FlexMatch, FreeMatch) is above the supervised arm on the same 40
+    labels (random or RDSS) by more than 5 points on every seed, and significantly so over all those pairs from
+    three seeds on (SSL above supervised, paired); each control's arms ran the same seeds; every seed's three arms
+    used the same labeled set."""
+    from sslkit.experiments import load_results
+    from sslkit.experiments.paper_b import experiments as E
+    from sslkit.experiments.report.stats import compare
+
+    records = load_results(LENET_RECORDS)
+    for c in E.LENET_CONTROLS:
+        hi, lo = _lenet_arm(records, c["higher"]), _lenet_arm(records, c["lower"])
+        assert not hi or not lo or set(hi) == set(lo), c["id"]
+    ssl, sup = {}, {}
+    for selector in ("Random", "RDSS"):
+        base = _lenet_arm(records, {"algorithm": "Supervised", "selector": selector, "m": 40})
+        for algorithm in B.TABLE1_ALGORITHMS:
+            arm = _lenet_arm(records, {"algorithm": algorithm, "selector": selector, "m": 40})
+            assert set(arm) == set(base)
+            assert all(arm[s] - base[s] > 5.0 for s in arm), (algorithm, selector, arm, base)
+            ssl.update({(algorithm, selector, s): v for s, v in arm.items()})
+            sup.update({(algorithm, selector, s): base[s] for s in arm})
+    if len({k[2] for k in ssl}) >= 3:
+        result = compare(ssl, sup)
+        assert result.verdict == "higher" and result.ci[0] > 5.0, result.short()
+    for r in records:
+        same = [q for q in records if q["seed"] == r["seed"] and q["config"]["selector"] == r["config"]["selector"]]
+        same = [q for q in same if q["config"]["m"] == r["config"]["m"]]
+        assert len({(q["metrics"]["labeled_classes"], q["metrics"]["alpha_mmd2"]) for q in same}) == 1
+
+
 @pytest.mark.skipif(not HAS_MNIST, reason="SSLKIT_DATA_DIR with mnist not available")
 @pytest.mark.slow  # trains
 def test_table1_run_on_mnist_pixels():

@@ -186,6 +186,107 @@ TABLE1 = Experiment(
     drift=({"alpha_mmd2"}, 1e-5, KERNEL_SUMS),
     pick_by=("algorithm",),
 )
+# --- Table 1 on a stand-in where SSL acts: MNIST's LeNet end to end, with a supervised arm ----------------------
+
+LENET_NOTE = (
+    "MNIST (pool: the first 10 000 training images, all unlabeled; test: all 10 000) and paper A's LeNet trained end "
+    "to end on the images and their weak / strong views for 300 SGD steps (32 labeled + 96 unlabeled images each), "
+    "beside a supervised arm (the same labels, network and steps, no unlabeled loss); the selectors pick on 50 "
+    "principal components of the pixels; not WRN-28-2 on CIFAR-10 for 2^20 steps"
+)
+
+
+def table1_lenet_configs(selectors=None, budgets=None) -> list[dict]:
+    """The LeNet stand-in's grid: every Table 1 selector x :data:`~.ssl.ARMS` x :data:`~.ssl.LENET_BUDGETS`
+    (``selectors`` / ``budgets``: narrow it, as ``-o selectors=Random,RDSS -o budgets=40``)."""
+    grid = [
+        {"selector": s, "algorithm": a, "m": m} for m in L.LENET_BUDGETS for s in L.TABLE1_SELECTORS for a in L.ARMS
+    ]
+    return table1_narrow(grid, selectors, budgets)
+
+
+def _arm(algorithm: str, selector: str = "Random", m: int = 40) -> dict:
+    return {"algorithm": algorithm, "selector": selector, "m": m}
+
+
+def _t1(algorithm, selector, m) -> float:
+    return L.PAPER_TABLE1_B[(algorithm, selector, f"CIFAR-10 @ {m}")][0]
+
+
+def _t2(method, budget) -> float:
+    from sslkit.experiments.paper_numbers import load
+
+    (row,) = [r for r in load("b_table2") if (r["method"], r["dataset"], r["budget"]) == (method, "CIFAR-10", budget)]
+    return row["acc"]
+
+
+_SUPERVISED_7500 = "supervised SL + RDSS, 7 500 labels"
+#: The LeNet stand-in's positive controls, chosen from the paper's tables before its records were read: orderings
+#: any faithful SSL setup shows, each ``{id, text, where, higher, lower, paper}`` -- the data of a
+#: :class:`sslkit.experiments.report.controls.Control`: the arm ``higher``'s test accuracy significantly above the
+#: arm ``lower``'s, paired by seed (5 %), as the paper prints ``paper = (higher's number, lower's)`` (read from its
+#: tables) at ``where``.
+LENET_CONTROLS = tuple(
+    dict(zip(("id", "text", "where", "higher", "lower", "paper"), c))
+    for c in (
+        (
+            "B-lenet-ctl-ssl",
+            "FlexMatch above the supervised arm on the same 40 random labels",
+            f"Table 1 (FlexMatch, 4 000 random labels) vs Table 2 ({_SUPERVISED_7500})",
+            _arm("FlexMatch"),
+            _arm("Supervised"),
+            (_t1("FlexMatch", "Random", 4000), _t2("SL+RDSS", 7500)),
+        ),
+        (
+            "B-lenet-ctl-ssl-rdss",
+            "FreeMatch above the supervised arm on the same 40 RDSS labels",
+            f"Table 6 (CIFAR-10: FreeMatch + RDSS, 40 labels) vs Table 2 ({_SUPERVISED_7500})",
+            _arm("FreeMatch", "RDSS"),
+            _arm("Supervised", "RDSS"),
+            (_t1("FreeMatch", "RDSS", 40), _t2("SL+RDSS", 7500)),
+        ),
+        (
+            "B-lenet-ctl-freematch",
+            "FreeMatch above FlexMatch at m = 40 (random labels)",
+            "Table 1 (CIFAR-10, m = 40, Random)",
+            _arm("FreeMatch"),
+            _arm("FlexMatch"),
+            (_t1("FreeMatch", "Random", 40), _t1("FlexMatch", "Random", 40)),
+        ),
+        (
+            "B-lenet-ctl-budget",
+            "FlexMatch with 250 random labels above 40",
+            "Table 1 (CIFAR-10, Random)",
+            _arm("FlexMatch", m=250),
+            _arm("FlexMatch"),
+            (_t1("FlexMatch", "Random", 250), _t1("FlexMatch", "Random", 40)),
+        ),
+    )
+)
+
+TABLE1_LENET = Experiment(
+    name="b_table1_lenet",
+    paper="B",
+    notebook="b_table1",
+    title="Table 1 on a stand-in where SSL acts: FlexMatch / FreeMatch and a supervised arm on MNIST's LeNet",
+    run=L.table1_lenet_run,
+    scales={
+        "cpu": Scale(
+            STAND_IN,
+            table1_lenet_configs,
+            range(5),
+            "mnist",
+            extra={"note": "CPU stand-in, MNIST LeNet end to end", "protocol": L.LENET_PROTOCOL},
+            threads=1,
+            note=LENET_NOTE,
+        )
+    },
+    version=L.PROTOCOL_VERSION,
+    replay_note="a LeNet trained by SGD on randomly augmented views",
+    pick_by=("algorithm",),
+    by_seed=True,
+)
+
 # --- Table 4: the alpha of RDSS ---------------------------------------------------------------------------
 
 PROXY_BUDGETS = {"quick": (40, 100), "paper": (40, 100, 250)}
@@ -455,4 +556,4 @@ TABLE6 = Experiment(
     uses=("b_table2",),
 )
 
-EXPERIMENTS = (FIGURE2, FIGURE3, TABLE1, TABLE2, TABLE3, PROXY, TABLE4_HEAD, TABLE4_SSL, TABLE5, TABLE6)
+EXPERIMENTS = (FIGURE2, FIGURE3, TABLE1, TABLE1_LENET, TABLE2, TABLE3, PROXY, TABLE4_HEAD, TABLE4_SSL, TABLE5, TABLE6)

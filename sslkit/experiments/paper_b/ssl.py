@@ -6,7 +6,9 @@
   or FreeMatch -> top-1 test accuracy. Two protocols (:data:`PROTOCOLS`): ``"usb"`` is the paper's (WRN-28-2
   on the images, SGD 0.03 / 0.9 Nesterov, weight decay 5e-4 without BN and biases, cosine 7π/16 over 2^20
   iterations, batch 64, unlabeled ratio 7, EMA 0.999; GPU), ``"head"`` is the CPU stand-in (a small MLP on the
-  frozen, z-scored features with feature-noise augmentations, a few hundred iterations).
+  frozen, z-scored features with feature-noise augmentations, a few hundred iterations). ``"lenet"`` is the CPU
+  stand-in where SSL acts (:func:`table1_lenet_run`: MNIST's LeNet trained end to end on the images and their
+  weak / strong views, beside a supervised arm).
 * :data:`PAPER_TABLE1_B`, :data:`PAPER_TABLE5_B`: the paper's numbers (from :mod:`sslkit.experiments.paper_numbers`).
 """
 
@@ -27,6 +29,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "TABLE1_SELECTORS",
     "TABLE1_ALGORITHMS",
+    "ARMS",
     "TABLE1_BUDGETS",
     "TABLE1_DATASETS",
     "PAPER_TABLE1_B",
@@ -34,12 +37,16 @@ __all__ = [
     "PROTOCOLS",
     "USB_PROTOCOL",
     "HEAD_PROTOCOL",
+    "LENET_PROTOCOL",
+    "LENET_DATA",
+    "LENET_BUDGETS",
     "OFFICIAL_BANDWIDTH",
     "make_selector",
     "select_indices",
     "train_ssl",
     "table1_data",
     "table1_run",
+    "table1_lenet_run",
 ]
 
 #: Protocol version of the records that this module's run functions make: notebooks and drivers pass it as
@@ -56,6 +63,9 @@ PROTOCOL_VERSION = 1
 TABLE1_SELECTORS = tuple(SELECTORS)
 #: The two SSL algorithms of Table 1 (USB implementations in the paper; :mod:`sslkit.algorithms` here).
 TABLE1_ALGORITHMS = ("FlexMatch", "FreeMatch")
+#: What :func:`train_ssl` trains: Table 1's two SSL algorithms and their supervised arm (the same network, labels,
+#: weak views of the labeled batch and schedule, no unlabeled loss: the positive control "SSL above supervised").
+ARMS = ("Supervised",) + TABLE1_ALGORITHMS
 #: Budgets of Table 1 (§7.1).
 TABLE1_BUDGETS = {
     "CIFAR-10": (40, 250, 4000),
@@ -119,7 +129,30 @@ HEAD_PROTOCOL = {
     "uratio": 7,
     "ema_decay": 0.99,
 }
-PROTOCOLS = {"usb": USB_PROTOCOL, "head": HEAD_PROTOCOL}
+#: The CPU stand-in where SSL acts (:func:`table1_lenet_run`): paper A's MNIST LeNet trained end to end on the
+#: images with their weak / strong views (:mod:`sslkit.data.augment`'s MNIST family), SGD as USB's (lr 0.03,
+#: momentum 0.9 Nesterov, weight decay 5e-4, cosine), 300 iterations of 32 labeled + 3 x 32 unlabeled images
+#: (about 2 min of one shared CPU thread per SSL run, measured) and EMA 0.99 (0.999 would average over more steps
+#: than the run has).
+LENET_PROTOCOL = {
+    "model": "lenet_mnist",
+    "lr": 0.03,
+    "momentum": 0.9,
+    "nesterov": True,
+    "weight_decay": 5e-4,
+    "schedule": "cosine",
+    "epochs": 1,
+    "iterations_per_epoch": 300,
+    "batch_size": 32,
+    "uratio": 3,
+    "ema_decay": 0.99,
+}
+PROTOCOLS = {"usb": USB_PROTOCOL, "head": HEAD_PROTOCOL, "lenet": LENET_PROTOCOL}
+#: The LeNet stand-in's data: MNIST's first 10 000 training images as the pool (every one unlabeled, as Table 2's
+#: CPU pool), its 10 000 test images, and the selectors' features: 50 principal components of the pixels.
+LENET_DATA = {"dataset": "mnist", "extractor": "pixels_pca", "n_pool": 10000, "n_test": 10000}
+#: Its budgets: Table 1's two smallest CIFAR-10 budgets, 10 classes as CIFAR-10's.
+LENET_BUDGETS = (40, 250)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -177,6 +210,8 @@ def train_ssl(
 ) -> dict:
     """Train ``algorithm`` ("FlexMatch" or "FreeMatch") with rows ``labeled`` of ``X_train`` as the labeled set
     and *all* rows of ``X_train`` as the unlabeled set; return the test accuracy of the (EMA) model.
+    ``algorithm="Supervised"`` is the supervised arm: the same network, labeled batches (their weak views),
+    optimiser, schedule and EMA, and no unlabeled data (cross-entropy on the labeled batch only).
 
     ``protocol`` (:data:`PROTOCOLS` or a dict overriding :data:`USB_PROTOCOL`):
 
@@ -197,14 +232,14 @@ def train_ssl(
     """
     import torch
 
-    from sslkit.algorithms import FlexMatch, FreeMatch
+    from sslkit.algorithms import FlexMatch, FreeMatch, Supervised
     from sslkit.data import image_stats, images_to_tensor
     from sslkit.engine import Trainer
     from sslkit.models import MLP, LeNetMNIST, wrn28_2
     from sslkit.seeding import seed_everything
 
-    if algorithm not in TABLE1_ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {TABLE1_ALGORITHMS}, got {algorithm!r}")
+    if algorithm not in ARMS:
+        raise ValueError(f"algorithm must be one of {ARMS}, got {algorithm!r}")
     p = _check_protocol(protocol)
     seed = check_seed(seed)
     X_train, X_test = np.asarray(X_train), np.asarray(X_test)
@@ -248,11 +283,12 @@ def train_ssl(
         model = LeNetMNIST(num_classes)
     else:
         model = wrn28_2(num_classes)
-    algo = (
-        FreeMatch(augment=augment, **norm)
-        if algorithm == "FreeMatch"
-        else FlexMatch(num_unlabeled=Xt.shape[0], augment=augment, **norm)
-    )
+    if algorithm == "FreeMatch":
+        algo = FreeMatch(augment=augment, **norm)
+    elif algorithm == "FlexMatch":
+        algo = FlexMatch(num_unlabeled=Xt.shape[0], augment=augment, **norm)
+    else:
+        algo = Supervised(augment=augment, **norm)
     initial_model = copy.deepcopy(model) if return_models else None
     start = time.perf_counter()
     trainer = Trainer(
@@ -482,3 +518,12 @@ def table1_run(
         model=p["model"],
     )
     return out
+
+
+def table1_lenet_run(selector: str, algorithm: str, m: int, seed: int, *, device="cpu") -> dict:
+    """One cell of Table 1's LeNet stand-in: ``selector`` picks ``m`` of :data:`LENET_DATA`'s pool on its
+    principal-component features, then ``algorithm`` (:data:`ARMS`: FlexMatch, FreeMatch or the supervised arm)
+    trains MNIST's LeNet end to end on the images under :data:`LENET_PROTOCOL` (:func:`table1_run`); the three
+    arms of one (selector, m, seed) share the labeled set and the initial weights."""
+    kw = {k: v for k, v in LENET_DATA.items() if k != "dataset"}
+    return table1_run(LENET_DATA["dataset"], selector, algorithm, m, seed, protocol="lenet", device=device, **kw)
