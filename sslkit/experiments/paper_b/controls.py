@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..report.controls import Control, key, printed, shared
-from .experiments import PROXY, TABLE1, TABLE2, TABLE3, TABLE4_HEAD, TABLE5, TABLE6
+from .experiments import LENET_CONTROLS, PROXY, TABLE1, TABLE1_LENET, TABLE2, TABLE3, TABLE4_HEAD, TABLE5, TABLE6
 
 
 def _b1(algorithm, selector, m, **extra) -> dict:
@@ -125,6 +125,8 @@ _B_TABLE4_HEAD = tuple(
 #: the controls of paper B's stand-ins, by ``"<experiment>/<scale>"`` (:func:`~..report.controls.key`)
 CONTROLS: dict = {
     key(TABLE1, "cpu"): _B_TABLE1,
+    # the end-to-end LeNet stand-in (MNIST): its controls are data beside its spec (experiments.LENET_CONTROLS)
+    key(TABLE1_LENET, "cpu"): tuple(Control(**c) for c in LENET_CONTROLS),
     key(TABLE2, "cpu"): tuple(
         Control(
             f"B2-ctl-{m.lower()}",
