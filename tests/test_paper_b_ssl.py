@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from sslkit.experiments.paper_b import controls as BC
 from sslkit.experiments.paper_b import ssl as B
 from sslkit.experiments.paper_b import timing as T
 from sslkit.features import available_extractors
@@ -195,9 +196,9 @@ def test_lenet_stand_in_spec_and_its_controls():
         (s, a, 40) for s in ("Random", "RDSS") for a in B.ARMS
     }
     assert E.TABLE1_LENET.scales["cpu"].configs() == grid
-    controls = {c["id"]: c for c in E.LENET_CONTROLS}
-    assert len(controls) == len(E.LENET_CONTROLS) >= 2
-    for c in E.LENET_CONTROLS:
+    controls = {c["id"]: c for c in BC.LENET_CONTROLS}
+    assert len(controls) == len(BC.LENET_CONTROLS) >= 2
+    for c in BC.LENET_CONTROLS:
         assert c["higher"] in grid and c["lower"] in grid and c["higher"] != c["lower"]
         assert c["paper"][0] > c["paper"][1], c["id"]
     assert (
@@ -227,11 +228,10 @@ def test_lenet_stand_in_ssl_controls_hold_on_its_records():
     three seeds on (SSL above supervised, paired); each control's arms ran the same seeds; every seed's three arms
     used the same labeled set."""
     from sslkit.experiments import load_results
-    from sslkit.experiments.paper_b import experiments as E
     from sslkit.experiments.report.stats import compare
 
     records = load_results(LENET_RECORDS)
-    for c in E.LENET_CONTROLS:
+    for c in BC.LENET_CONTROLS:
         hi, lo = _lenet_arm(records, c["higher"]), _lenet_arm(records, c["lower"])
         assert not hi or not lo or set(hi) == set(lo), c["id"]
     ssl, sup = {}, {}

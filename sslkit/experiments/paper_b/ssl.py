@@ -25,6 +25,8 @@ from sslkit.experiments.paper_numbers import load as load_paper_numbers
 from sslkit.experiments.paper_numbers import mean_std
 from sslkit.select.registry import SELECTORS, make_selector
 
+from .ssl_protocols import HEAD_PROTOCOL, LENET_PROTOCOL, PROTOCOLS, USB_PROTOCOL
+
 __all__ = [
     "PROTOCOL_VERSION",
     "TABLE1_SELECTORS",
@@ -98,56 +100,6 @@ OFFICIAL_BANDWIDTH = math.sqrt(2.0)
 # protocols
 # --------------------------------------------------------------------------------------------------
 
-#: The paper's training (§7.1 + USB's classic-CV configs).
-USB_PROTOCOL = {
-    "model": "wrn28_2",
-    "lr": 0.03,
-    "momentum": 0.9,
-    "nesterov": True,
-    "weight_decay": 5e-4,
-    "schedule": "cosine",
-    "epochs": 1024,
-    "iterations_per_epoch": 1024,
-    "batch_size": 64,
-    "uratio": 7,
-    "ema_decay": 0.999,
-}
-#: The CPU stand-in: an MLP (one hidden layer of 256) on frozen z-scored features, feature-noise views
-#: (``augment="tabular"``), SGD as USB but lr 0.3 (0.03 leaves the MLP far from converged in 300 steps:
-#: 22-46 % instead of 53-64 % on MNIST @ 40 in a trial), 3 x 100 iterations, EMA 0.99 (0.999 would average
-#: over ~1000 steps, longer than the run).
-HEAD_PROTOCOL = {
-    "model": "mlp",
-    "lr": 0.3,
-    "momentum": 0.9,
-    "nesterov": True,
-    "weight_decay": 5e-4,
-    "schedule": "cosine",
-    "epochs": 3,
-    "iterations_per_epoch": 100,
-    "batch_size": 64,
-    "uratio": 7,
-    "ema_decay": 0.99,
-}
-#: The CPU stand-in where SSL acts (:func:`table1_lenet_run`): paper A's MNIST LeNet trained end to end on the
-#: images with their weak / strong views (:mod:`sslkit.data.augment`'s MNIST family), SGD as USB's (lr 0.03,
-#: momentum 0.9 Nesterov, weight decay 5e-4, cosine), 300 iterations of 32 labeled + 3 x 32 unlabeled images
-#: (about 2 min of one shared CPU thread per SSL run, measured) and EMA 0.99 (0.999 would average over more steps
-#: than the run has).
-LENET_PROTOCOL = {
-    "model": "lenet_mnist",
-    "lr": 0.03,
-    "momentum": 0.9,
-    "nesterov": True,
-    "weight_decay": 5e-4,
-    "schedule": "cosine",
-    "epochs": 1,
-    "iterations_per_epoch": 300,
-    "batch_size": 32,
-    "uratio": 3,
-    "ema_decay": 0.99,
-}
-PROTOCOLS = {"usb": USB_PROTOCOL, "head": HEAD_PROTOCOL, "lenet": LENET_PROTOCOL}
 #: The LeNet stand-in's data: MNIST's first 10 000 training images as the pool (every one unlabeled, as Table 2's
 #: CPU pool), its 10 000 test images, and the selectors' features: 50 principal components of the pixels.
 LENET_DATA = {"dataset": "mnist", "extractor": "pixels_pca", "n_pool": 10000, "n_test": 10000}

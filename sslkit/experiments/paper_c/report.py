@@ -439,7 +439,7 @@ def control_checks(rows, protocols=None) -> pd.DataFrame:
     positive, as the paper's table shows it (with fewer than two seeds a side: the difference of the means, no CI,
     not held). ``protocols``: the protocols to check (default: every protocol of ``CONTROLS`` with a record in
     ``rows``)."""
-    from .robust import CONTROLS
+    from .robust_paper import CONTROLS
 
     names = sorted({r["protocol"] for r in rows} & set(CONTROLS)) if protocols is None else list(protocols)
     bad = [p for p in names if p not in CONTROLS]

@@ -44,7 +44,6 @@ Protocols (:data:`PROTOCOLS`):
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import time
@@ -66,9 +65,11 @@ from sslkit.data import (
     standardize,
 )
 from sslkit.engine import USB_SGD
-from sslkit.experiments import paper_numbers
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 
+from .meta_sets import MetaDS3L, MetaL2RW
+from .robust_paper import CONTROLS, PAPER_TABLE11, PAPER_TABLE12
+from .robust_records import coreset_composition, robust_rows
 from .tradeoff import train_with_curve, trainer_options
 
 __all__ = [
@@ -208,33 +209,7 @@ PROTOCOLS["cpu_long"] = {**PROTOCOLS["cpu"], "epochs": LONG_EPOCHS, "every": LON
 # L2RW and the model selection of every method (robust_run)
 PROTOCOLS["cpu_val"] = {**PROTOCOLS["cpu"], "split": OOD_PRESETS["mnist"], "validation": True}
 
-#: positive controls of the robust stand-ins: orderings that paper C's own Table 12 (MNIST OOD, VAT as the SSL
-#: loss) shows by margins far beyond its Table 13 standard deviations (<= 0.06), so any faithful stand-in must
-#: show them, whatever happens to the paper's claims. ``(protocol, higher, lower, ratio)``: method ``higher``
-#: is above method ``lower`` at OOD ratio ``ratio`` (paired by seed). Source cells: Table 12 MNIST OOD --
-#: Supervised 93.0 vs VAT 88.1 at 75 % (OOD hurts VAT: the robust methods have something to fix); DS3L 97.1 /
-#: 95.8 / 92.1 vs VAT 95.0 / 92.2 / 88.1 at 25 / 50 / 75 % (the reweighting DS3L exists for).
-CONTROLS = {
-    protocol: (
-        {"higher": "supervised", "lower": "vat", "ratio": 0.75, "source": "Table 12, MNIST OOD: 93.0 vs 88.1"},
-        {"higher": "ds3l", "lower": "vat", "ratio": 0.25, "source": "Table 12, MNIST OOD: 97.1 vs 95.0"},
-        {"higher": "ds3l", "lower": "vat", "ratio": 0.5, "source": "Table 12, MNIST OOD: 95.8 vs 92.2"},
-        {"higher": "ds3l", "lower": "vat", "ratio": 0.75, "source": "Table 12, MNIST OOD: 92.1 vs 88.1"},
-    )
-    for protocol in ("cpu", "cpu_long", "cpu_val")
-}
 _MEANS = {"mnist": ([0.1307], [0.3081]), "cifar10": ([0.4914, 0.4822, 0.4465], [0.2470, 0.2435, 0.2616])}
-
-#: Table 12 / 13: (scenario, dataset, method, ratio) -> {"mean", "std", "hours"}
-PAPER_TABLE12 = {
-    (r["scenario"], r["dataset"], r["method"], r["ratio"]): {"mean": r["mean"], "std": r["std"], "hours": r["hours"]}
-    for r in paper_numbers.load("c_table12")
-}
-#: Table 11 (ratio 50 %): (scenario, dataset, method) -> {"mean", "hours"}
-PAPER_TABLE11 = {
-    (r["scenario"], r["dataset"], r["method"]): {"mean": r["mean"], "hours": r["hours"]}
-    for r in paper_numbers.load("c_table11")
-}
 
 
 def _protocol(protocol) -> dict:
@@ -329,48 +304,6 @@ def _model(p: dict, task: dict, seed: int) -> torch.nn.Module:
     return wrn28_2(k)
 
 
-class _MetaSet:
-    """The clean set of a reweighting method's outer level drawn from a held-out meta-set ``(X_meta, y_meta)``
-    (paper C App. F.3: DS3L fits its meta-network "based on a clean labeled set"; App. F.1.2's validation set):
-    each step's ``L_S(θ')`` is the mean cross-entropy of ``meta_batch_size`` meta-set rows drawn uniformly with
-    replacement (a generator seeded by ``seed``) in place of the labeled batch. The inner step and the model's
-    own loss keep the labeled batch."""
-
-    def bind_meta_set(self, X_meta, y_meta, *, meta_batch_size: int, seed: int):
-        if len(X_meta) == 0 or len(X_meta) != len(y_meta):
-            raise ValueError(f"the meta-set needs as many labels as rows (> 0), got {len(X_meta)} and {len(y_meta)}")
-        if isinstance(meta_batch_size, bool) or not isinstance(meta_batch_size, int) or meta_batch_size < 1:
-            raise ValueError(f"meta_batch_size must be a positive int, got {meta_batch_size!r}")
-        self.X_meta, self.y_meta = torch.as_tensor(X_meta), torch.as_tensor(np.asarray(y_meta), dtype=torch.int64)
-        self.meta_batch_size, self.meta_seed = meta_batch_size, seed
-        return self
-
-    def setup(self, model, ctx):
-        super().setup(model, ctx)
-        self._Xm, self._ym = self.X_meta.to(ctx.device), self.y_meta.to(ctx.device)
-        self._meta_gen = torch.Generator().manual_seed(self.meta_seed)
-
-    def meta_batch(self, batch):
-        """``batch`` with its labeled rows replaced by a fresh draw from the meta-set."""
-        idx = torch.randint(len(self._Xm), (self.meta_batch_size,), generator=self._meta_gen).to(self._Xm.device)
-        return dataclasses.replace(batch, x_l=self._Xm[idx], y_l=self._ym[idx])
-
-
-class MetaDS3L(_MetaSet, DS3L):
-    """:class:`~sslkit.algorithms.DS3L` whose meta-network learns from the meta-set (:class:`_MetaSet`):
-    ``L_S(θ'(φ))`` of step 3 on a meta-batch."""
-
-    def meta_objective(self, model, batch, sup, losses, probs):
-        return super().meta_objective(model, self.meta_batch(batch), sup, losses, probs)
-
-
-class MetaL2RW(_MetaSet, L2RW):
-    """:class:`~sslkit.algorithms.L2RW` whose weights are meta-gradients of a meta-batch's loss (:class:`_MetaSet`)."""
-
-    def meta_weights(self, model, batch, sup, losses):
-        return super().meta_weights(model, self.meta_batch(batch), sup, losses)
-
-
 def _algorithm(method: str, p: dict, task: dict | None = None, seed: int = 0):
     vat = VAT(p["vat_eps"])
     if method == "supervised":
@@ -387,19 +320,6 @@ def _algorithm(method: str, p: dict, task: dict | None = None, seed: int = 0):
     if method == "crust":
         return CrustMixup(vat)  # "crust_nomixup" (ABLATIONS): CRUST's coresets, plain VAT
     return vat
-
-
-def coreset_composition(indices, task: dict) -> dict:
-    """What a coreset holds: ``ood_fraction`` (share of OOD samples) and ``class_fractions`` (share of each
-    ID class among its ID samples), from the hidden diagnostics of :func:`build_task`."""
-    idx = np.asarray(indices, dtype=np.int64)
-    y = task["y_u"][idx]
-    ids = y[y >= 0]
-    counts = np.bincount(ids, minlength=task["num_classes"])
-    return {
-        "ood_fraction": round(float(task["is_ood"][idx].mean()), 6),
-        "class_fractions": [round(float(c), 6) for c in counts / max(len(ids), 1)],
-    }
 
 
 def robust_run(
@@ -518,42 +438,6 @@ def robust_grid(protocol: str, methods=METHODS, fractions=FRACTIONS) -> list[dic
     return grid
 
 
-def robust_rows(records, clock: str = "cpu_seconds") -> list[dict]:
-    """One row per record: protocol, method, ratio, fraction, seed, ``test_acc``, ``seconds`` (``clock``),
-    ``selection_seconds``, the mean OOD fraction of its coresets after the first (random) one
-    (``coreset_ood``; None for full-set methods) and the pool's (``pool_ood``). A run with
-    ``normalize_weights`` gets the method ``"<method>_mean1"``, so it is never pooled with the raw-weight runs.
-    Records of another schedule (config ``epochs``: the schedule-length study) are left out: they compare with
-    nothing of the protocol's own schedule (:func:`schedule_rows` reads them)."""
-    if clock not in ("seconds", "cpu_seconds"):
-        raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
-    rows = []
-    for r in records:
-        c, m = r["config"], r["metrics"]
-        if c.get("epochs") is not None:
-            continue
-        chosen = (
-            [s["ood_fraction"] for s in m["selections"][1:]]
-            if c["method"] != "retrieve_warm"
-            else [s["ood_fraction"] for s in m["selections"]]
-        )
-        rows.append(
-            {
-                "protocol": c["protocol"],
-                "method": c["method"] + ("_mean1" if c.get("normalize_weights") else ""),
-                "ratio": c["ratio"],
-                "fraction": c["fraction"],
-                "seed": r["seed"],
-                "test_acc": m["test_acc"],
-                "seconds": m[clock],
-                "selection_seconds": m["selection_seconds" if clock == "seconds" else "selection_cpu_seconds"],
-                "coreset_ood": float(np.mean(chosen)) if chosen else None,
-                "pool_ood": m["pool"]["ood_fraction"],
-            }
-        )
-    return rows
-
-
 def schedule_rows(records, protocol: str = "cpu", method: str = "vat", ratio: float = SCHEDULE_RATIO) -> dict:
     """``{T: {seed: test_acc}}`` of ``method`` at ``ratio`` under ``protocol``: the protocol's own ``T`` from its
     main-grid records and each other ``T`` from the schedule-length study's (config ``epochs``)."""
@@ -561,12 +445,8 @@ def schedule_rows(records, protocol: str = "cpu", method: str = "vat", ratio: fl
     out: dict = {}
     for r in records:
         c = r["config"]
-        if (c["protocol"], c["method"], c["ratio"], c.get("normalize_weights", False)) != (
-            protocol,
-            method,
-            ratio,
-            False,
-        ):
+        key = (c["protocol"], c["method"], c["ratio"], c.get("normalize_weights", False))
+        if key != (protocol, method, ratio, False):
             continue
         T = c.get("epochs") or own
         cell = out.setdefault(T, {})

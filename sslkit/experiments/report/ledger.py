@@ -56,49 +56,17 @@ is "not run" (nothing committed is about it, even where its experiment has other
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..runs.experiment import DIAGNOSTIC, PAPER_PROTOCOL, QUICK, STAND_IN
+from ..runs.experiment import PAPER_PROTOCOL, QUICK, STAND_IN
 from ..runs.published import committed_results_dir
 from ..runs.store import load_results
+from .claim import CANNOT_DECIDE, FAILS, HOLDS, LEVELS, NOT_RUN, OPEN, VERDICTS, Claim  # noqa: F401  (re-exported)
 from .stats import Comparison, compare, compare_to, judge
-
-HOLDS, FAILS, OPEN, NOT_RUN = "holds", "does not hold", "not resolved", "not run"
-#: the gate's state (:mod:`.controls`): the claim's deciding stand-in fails its positive controls, so its test's
-#: verdict (kept in ``stand_in_verdict``) is shown but never counted for or against the paper
-CANNOT_DECIDE = "cannot decide"
-VERDICTS = (HOLDS, FAILS, OPEN, CANNOT_DECIDE, NOT_RUN)
-#: evidence levels, best first: the kind of the records a claim is tested on
-LEVELS = (PAPER_PROTOCOL, STAND_IN, DIAGNOSTIC, QUICK)
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One claim of a paper: ``quote`` made at ``where``; ``item`` / ``group`` is its row of the scorecard;
-    ``reads`` the experiments whose records ``fn`` reads (the first decides the evidence level); ``test`` says in
-    words what ``fn(records) -> (verdict, evidence)`` checks."""
-
-    id: str
-    paper: str
-    item: str
-    group: str
-    where: str
-    quote: str
-    test: str
-    reads: tuple
-    fn: Callable
-    #: the paper's own effect in the units of the deciding comparison (None: the paper gives no number; a margin
-    #: claim's default is its margin), and where the number comes from
-    effect: float | None = None
-    effect_source: str = ""
-    #: why the records that decide are the most faithful evidence (shown in the ledger's deciding evidence)
-    decides: str = ""
-
 
 # --------------------------------------------------------------------------------------------------- helpers
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats as _stats
-from .ledger import FAILS, HOLDS, NOT_RUN, OPEN, Claim
+from .claim import FAILS, HOLDS, NOT_RUN, OPEN, Claim
 
 
 def with_effects(claims, effects: Mapping) -> tuple:
