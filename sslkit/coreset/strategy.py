@@ -135,7 +135,7 @@ class CoresetStrategy(Params):
         return type(self)(k, **params)
 
     def result(self) -> tuple[np.ndarray, torch.Tensor]:
-        """``(indices_, weights_)`` of the last :meth:`fit`."""
+        """``(indices_, weights_)`` of the last ``fit`` (each strategy's own)."""
         return self.indices_, self.weights_
 
     def _set_result(self, indices, weights, start: float) -> CoresetStrategy:
