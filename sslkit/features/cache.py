@@ -1,7 +1,7 @@
 """On-disk cache of extracted features (one ``.npy`` file plus a ``.json`` record per entry).
 
 Location: ``cache_dir`` if given, else ``$SSLKIT_CACHE_DIR/features``, else ``$XDG_CACHE_HOME/sslkit/features``,
-else ``~/.cache/sslkit/features`` (the same user cache as :func:`sslkit.data.load_dataset`).
+else ``sslkit/features`` in the home folder's ``.cache`` (the same user cache as :func:`sslkit.data.load_dataset`).
 
 File name: ``<label>-<extractor>-<digest>.npy`` where ``label`` is the caller's ``cache_key`` (e.g.
 ``"cifar10-train"``; default ``"images"``) and ``digest`` is the first 20 hex digits of a sha256 over the
@@ -30,7 +30,8 @@ _FORMAT = 1
 
 
 def default_cache_dir() -> Path:
-    """``$SSLKIT_CACHE_DIR/features``, else ``$XDG_CACHE_HOME/sslkit/features``, else ``~/.cache/sslkit/features``."""
+    """``$SSLKIT_CACHE_DIR/features``, else ``$XDG_CACHE_HOME/sslkit/features``, else ``sslkit/features`` in the
+    home folder's ``.cache``."""
     if os.environ.get("SSLKIT_CACHE_DIR"):
         return Path(os.environ["SSLKIT_CACHE_DIR"]).expanduser() / "features"
     if os.environ.get("XDG_CACHE_HOME"):
