@@ -394,11 +394,6 @@ def headline(notebook: str, root=None) -> dict:
     names = tuple(f"{e.name}/" for e in mine)
     table = ledger(root)
     rows = table[table["records"].map(lambda text: any(n in text for n in names))]
+    # "cannot decide" is one of the ledger's verdicts: its sentence names those claims with the others
     verdicts = L.verdicts_sentence(rows, "these experiments") if len(rows) else "the ledger tests no claim on them"
-    gated = list(rows.loc[rows["verdict"] == K.CANNOT_DECIDE, "id"])
-    why = f"their stand-in does not pass its positive controls ({', '.join(gated)})"
-    if gated and len(gated) == len(rows) and not all(i in verdicts for i in gated):
-        verdicts = f"Of the paper's {len(rows)} claims about these experiments, none can be decided here: {why}."
-    elif gated and not all(i in verdicts for i in gated):  # said apart where the ledger's sentence leaves them out
-        verdicts += f" {len(gated)} more cannot be decided: {why}."
     return {"evidence": evidence or "no committed records yet", "verdicts": verdicts}
