@@ -15,7 +15,7 @@ from sslkit.select import (
     USLSelector,
     kmeans,
 )
-from sslkit.select.baselines import activeft_loss
+from sslkit.select.activeft import activeft_loss
 
 
 @pytest.fixture(autouse=True)

@@ -14,13 +14,14 @@ its ``seed``.
   :func:`theorem_5_4_bound`.
 * :mod:`sslkit.select.herding`: :class:`GKHR` (Algorithm 1, RDSS) and :class:`GKH` (Algorithm 2).
 * :mod:`sslkit.select.baselines`: :class:`RandomSelector`, :class:`StratifiedSelector` (label oracle),
-  :class:`KMeansSelector`, :class:`USLSelector`, :class:`ActiveFTSelector`.
+  :class:`KMeansSelector`, :class:`USLSelector`.
+* :mod:`sslkit.select.activeft`: :class:`ActiveFTSelector` and its objective :func:`~.activeft.activeft_loss`.
 * :mod:`sslkit.select.registry`: :data:`SELECTORS` (paper B's names -> classes), :func:`make_selector`,
   :func:`selector_name` (``"rdss"`` -> ``"RDSS"``).
 """
 
+from sslkit.select.activeft import ActiveFTSelector
 from sslkit.select.baselines import (
-    ActiveFTSelector,
     KMeansSelector,
     RandomSelector,
     StratifiedSelector,

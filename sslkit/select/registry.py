@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from sslkit._checks import check_count, check_seed
-from sslkit.select.baselines import ActiveFTSelector, KMeansSelector, RandomSelector, StratifiedSelector, USLSelector
+from sslkit.select.activeft import ActiveFTSelector
+from sslkit.select.baselines import KMeansSelector, RandomSelector, StratifiedSelector, USLSelector
 from sslkit.select.herding import GKHR
 
 #: Name -> selector class, in Table 1's order. "Stratified" reads the labels in ``fit`` (an oracle).
