@@ -85,7 +85,10 @@ def test_lower_layers_do_not_import_the_experiments_or_the_cli():
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
-def test_no_experiments_module_is_over_500_lines():
-    long = {str(p.relative_to(ROOT)): n for p in experiments_files() if (n := len(p.read_text().splitlines())) > 500}
-    cli = len((ROOT / "sslkit" / "cli.py").read_text().splitlines())
-    assert not long and cli <= 500, (long, cli)
+def test_no_module_is_over_500_lines():
+    """Every module of the package, library and experiments alike (one idea per module; the trainer and the
+    label-selection baselines were split to meet it)."""
+    files = sorted((ROOT / "sslkit").rglob("*.py"))
+    assert len(files) > 100 and set(experiments_files()) < set(files)
+    long = {str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, long

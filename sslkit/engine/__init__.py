@@ -74,10 +74,20 @@ infinite although the loss was finite, raise ``FloatingPointError`` naming the e
 
 from sslkit.algorithms.base import Hook
 
+from .inference import Predictor
 from .inputs import check_hooks
 from .optim import USB_SGD
 from .sampling import UnlabeledSampler
 from .schedules import EarlyStopping, cosine_lr_factor
 from .trainer import Trainer
 
-__all__ = ["USB_SGD", "EarlyStopping", "Hook", "Trainer", "UnlabeledSampler", "check_hooks", "cosine_lr_factor"]
+__all__ = [
+    "USB_SGD",
+    "EarlyStopping",
+    "Hook",
+    "Predictor",
+    "Trainer",
+    "UnlabeledSampler",
+    "check_hooks",
+    "cosine_lr_factor",
+]

@@ -3,6 +3,7 @@ the small device utilities it shares (synchronisation, evaluation mode, the runn
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
@@ -10,7 +11,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from sslkit._checks import check_bool, check_count, from_torch_data, pairs_from_torch_data, split_unlabeled
 from sslkit.algorithms.base import Hook, LossOutput
+
+from .optim import check_optimizer
+
+#: the built-in learning-rate schedules of :class:`~sslkit.engine.Trainer` (or a function optimizer -> scheduler)
+SCHEDULES = (None, "cosine")
 
 
 def as_features(X, name: str, device: torch.device) -> torch.Tensor:
@@ -150,3 +157,83 @@ def check_finite_weights(model: nn.Module, epoch: int, first: int, last: int) ->
         f"the model's weights became NaN or infinite in epoch {epoch} (iterations {first}-{last}) "
         f"although its training loss was finite: {bad[:3]}; lower the learning rate or check the gradients"
     )
+
+
+def builds_without_arguments(fn) -> bool:
+    """``fn`` can be called with no arguments (a model factory such as ``lambda: MLP(30, 2)``)."""
+    if not callable(fn):
+        return False
+    try:
+        inspect.signature(fn).bind()
+    except TypeError:
+        return False
+    except ValueError:  # no signature to inspect (some builtins): let the call decide
+        return True
+    return True
+
+
+def torch_inputs(X_l, y_l, X_u, X_val, y_val):
+    """PyTorch ``Dataset`` / ``DataLoader`` inputs as tensors, and ``y_l = -1`` rows as the unlabeled set (the
+    conventions of :meth:`Trainer.fit`)."""
+    X_l, y_l = pairs_from_torch_data(X_l, y_l, "X_l", "y_l")
+    X_u, _ = from_torch_data(X_u, "X_u", labels=False)
+    X_val, y_val = pairs_from_torch_data(X_val, y_val, "X_val", "y_val")
+    if y_l is not None and getattr(y_l, "shape", None) is not None and getattr(X_l, "shape", None) is not None:
+        if len(y_l) == len(X_l):  # a length mismatch is reported by the label checks
+            X_l, y_l, X_rest = split_unlabeled(X_l, y_l, "y_l")
+            if X_rest is not None:
+                if X_u is not None:
+                    raise ValueError("y_l marks unlabeled rows (-1) and X_u is given too: use one or the other")
+                X_u = X_rest
+    return X_l, y_l, X_u, X_val, y_val
+
+
+# ------------------------------------------------------------------ the constructor's hyper-parameters
+def check_optimisation(optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps) -> dict:
+    """:class:`~sslkit.engine.Trainer`'s optimisation arguments, checked: the attributes it stores."""
+    if schedule not in SCHEDULES and (isinstance(schedule, str) or not callable(schedule)):
+        raise ValueError(f"schedule must be one of {SCHEDULES} or a function optimizer -> scheduler, got {schedule!r}")
+    momentum_ = nonneg_float(momentum, "momentum")
+    if momentum_ >= 1:
+        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    return {
+        "optimizer": check_optimizer(optimizer),
+        "schedule": schedule,
+        "lr": positive_float(lr, "lr"),
+        "weight_decay": nonneg_float(weight_decay, "weight_decay"),
+        "momentum": momentum_,
+        "nesterov": check_bool(nesterov, "nesterov"),
+        "total_steps": None if total_steps is None else check_count(total_steps, "total_steps", allow_zero=False),
+    }
+
+
+def check_epochs(algorithm, epochs, iterations_per_epoch, batch_size, unlabeled_batch_size) -> dict:
+    """:class:`~sslkit.engine.Trainer`'s epoch and batch arguments, checked (``"unlabeled"`` epochs need an
+    algorithm that uses unlabeled data)."""
+    if iterations_per_epoch == "unlabeled":
+        if not algorithm.uses_unlabeled:
+            raise ValueError(
+                f"iterations_per_epoch='unlabeled' needs an algorithm that uses unlabeled data; "
+                f"{algorithm.name!r} does not"
+            )
+    elif iterations_per_epoch is not None:
+        iterations_per_epoch = check_count(iterations_per_epoch, "iterations_per_epoch", allow_zero=False)
+    return {
+        "epochs": check_count(epochs, "epochs", allow_zero=False),
+        "iterations_per_epoch": iterations_per_epoch,
+        "batch_size": check_count(batch_size, "batch_size", allow_zero=False),
+        "unlabeled_batch_size": check_count(unlabeled_batch_size, "unlabeled_batch_size", allow_zero=False),
+    }
+
+
+def check_ema(ema_decay, ema_warmup) -> dict:
+    """:class:`~sslkit.engine.Trainer`'s EMA arguments, checked: a decay in [0, 1) or None, a bool warm-up."""
+    if not isinstance(ema_warmup, bool):
+        raise TypeError(f"ema_warmup must be True or False, got {ema_warmup!r}")
+    if ema_warmup and ema_decay is None:
+        raise ValueError("ema_warmup=True needs ema_decay")
+    if ema_decay is not None:
+        ema_decay = nonneg_float(ema_decay, "ema_decay")
+        if ema_decay >= 1:
+            raise ValueError(f"ema_decay must be in [0, 1) or None, got {ema_decay!r}")
+    return {"ema_decay": ema_decay, "ema_warmup": ema_warmup}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 import os
@@ -16,30 +15,30 @@ from sslkit._checks import (
     check_bool,
     check_count,
     check_seed,
-    from_torch_data,
-    pairs_from_torch_data,
-    split_unlabeled,
 )
 from sslkit.algorithms.base import Batch, FitContext, Hook, LossOutput, SSLAlgorithm, logits_of
 from sslkit.device import check_device, resolve_device
 from sslkit.seeding import derive_seeds, make_generator, seed_everything
 
+from .inference import Predictor
 from .inputs import (
     accumulate,
     as_features,
     as_labels,
+    builds_without_arguments,
+    check_ema,
+    check_epochs,
     check_finite_weights,
     check_hooks,
     check_label_range,
+    check_optimisation,
     eval_mode,
-    nonneg_float,
-    positive_float,
     sync,
+    torch_inputs,
 )
 from .optim import (
     EMATeacher,
     autocast,
-    check_optimizer,
     fresh_start,
     make_optimizer,
     resolve_amp,
@@ -53,23 +52,9 @@ from .schedules import EarlyStopping, cosine_lr_factor
 
 #: the keys of a history row the trainer writes itself (Trainer.log refuses them)
 _OWN_KEYS = ("epoch", "iterations", "loss", "val_acc", "lr", "seconds")
-_SCHEDULES = (None, "cosine")
 
 
-def _builds_without_arguments(fn) -> bool:
-    """``fn`` can be called with no arguments (a model factory such as ``lambda: MLP(30, 2)``)."""
-    if not callable(fn):
-        return False
-    try:
-        inspect.signature(fn).bind()
-    except TypeError:
-        return False
-    except ValueError:  # no signature to inspect (some builtins): let the call decide
-        return True
-    return True
-
-
-class Trainer(Params):
+class Trainer(Predictor, Params):
     """Train ``model`` with ``algorithm``; scikit-learn-like ``fit`` / ``predict`` / ``score``, ``get_params`` /
     ``set_params`` (so :func:`sklearn.base.clone` gives an unfitted copy with a copy of the model).
 
@@ -111,6 +96,8 @@ class Trainer(Params):
     num_classes : None (inferred as ``1 + max`` label of ``y_l`` and ``y_val``) or the number of classes;
         pass it when the labeled set may miss the highest classes. Must equal the model's output width.
 
+    Methods after ``fit`` (from :class:`~sslkit.engine.Predictor`): ``predict_proba``, ``predict``, ``score``.
+
     Attributes after ``fit``: ``history_``, ``best_epoch_``, ``best_val_acc_`` (None without validation
     data), ``timings_``, ``epochs_run_``, ``device_``, ``num_classes_``, ``optimizer_``, ``ema_model_``
     (None without EMA), ``amp_dtype_`` (None when autocast is off).
@@ -145,7 +132,7 @@ class Trainer(Params):
         total_steps=None,
         ema_warmup=False,
     ):
-        if not isinstance(model, nn.Module) and not _builds_without_arguments(model):
+        if not isinstance(model, nn.Module) and not builds_without_arguments(model):
             raise TypeError(
                 f"model must be a torch.nn.Module or a function of no arguments that builds one, got {model!r}"
             )
@@ -154,9 +141,9 @@ class Trainer(Params):
         self._model_factory = None if isinstance(model, nn.Module) else model
         self.model = model if isinstance(model, nn.Module) else None
         self.algorithm = algorithm
-        self._set_optimisation(optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps)
-        self._set_epochs(epochs, iterations_per_epoch, batch_size, unlabeled_batch_size)
-        self._set_ema(ema_decay, ema_warmup)
+        vars(self).update(check_optimisation(optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps))
+        vars(self).update(check_epochs(algorithm, epochs, iterations_per_epoch, batch_size, unlabeled_batch_size))
+        vars(self).update(check_ema(ema_decay, ema_warmup))
         if not (amp == "auto" or isinstance(amp, bool)):
             raise ValueError(f"amp must be 'auto', True or False, got {amp!r}")
         if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
@@ -176,49 +163,6 @@ class Trainer(Params):
         if factory is not None:
             params["model"] = factory
         return params
-
-    def _set_optimisation(self, optimizer, lr, weight_decay, momentum, nesterov, schedule, total_steps) -> None:
-        if schedule not in _SCHEDULES and (isinstance(schedule, str) or not callable(schedule)):
-            raise ValueError(
-                f"schedule must be one of {_SCHEDULES} or a function optimizer -> scheduler, got {schedule!r}"
-            )
-        self.optimizer, self.schedule = check_optimizer(optimizer), schedule
-        self.lr = positive_float(lr, "lr")
-        self.weight_decay = nonneg_float(weight_decay, "weight_decay")
-        self.momentum = nonneg_float(momentum, "momentum")
-        if self.momentum >= 1:
-            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
-        self.nesterov = check_bool(nesterov, "nesterov")
-        self.total_steps = None if total_steps is None else check_count(total_steps, "total_steps", allow_zero=False)
-
-    def _set_epochs(self, epochs, iterations_per_epoch, batch_size, unlabeled_batch_size) -> None:
-        self.epochs = check_count(epochs, "epochs", allow_zero=False)
-        if iterations_per_epoch == "unlabeled":
-            if not self.algorithm.uses_unlabeled:
-                raise ValueError(
-                    f"iterations_per_epoch='unlabeled' needs an algorithm that uses unlabeled data; "
-                    f"{self.algorithm.name!r} does not"
-                )
-            self.iterations_per_epoch = "unlabeled"
-        else:
-            self.iterations_per_epoch = (
-                None
-                if iterations_per_epoch is None
-                else check_count(iterations_per_epoch, "iterations_per_epoch", allow_zero=False)
-            )
-        self.batch_size = check_count(batch_size, "batch_size", allow_zero=False)
-        self.unlabeled_batch_size = check_count(unlabeled_batch_size, "unlabeled_batch_size", allow_zero=False)
-
-    def _set_ema(self, ema_decay, ema_warmup) -> None:
-        if not isinstance(ema_warmup, bool):
-            raise TypeError(f"ema_warmup must be True or False, got {ema_warmup!r}")
-        if ema_warmup and ema_decay is None:
-            raise ValueError("ema_warmup=True needs ema_decay")
-        if ema_decay is not None:
-            ema_decay = nonneg_float(ema_decay, "ema_decay")
-            if ema_decay >= 1:
-                raise ValueError(f"ema_decay must be in [0, 1) or None, got {ema_decay!r}")
-        self.ema_decay, self.ema_warmup = ema_decay, ema_warmup
 
     # ------------------------------------------------------------------------------------------ fit
     def fit(self, X_l, y_l, X_u=None, X_val=None, y_val=None):
@@ -240,7 +184,7 @@ class Trainer(Params):
         t_fit = time.perf_counter()
         device = resolve_device(self.device)
         self.device_ = device
-        X_l, y_l, X_u, X_val, y_val = _as_arrays(X_l, y_l, X_u, X_val, y_val)
+        X_l, y_l, X_u, X_val, y_val = torch_inputs(X_l, y_l, X_u, X_val, y_val)
         seed_everything(self.seed)
         if self._model_factory is not None:  # built under the seed, then the same draws as for a given module
             self.model = self._build_model()
@@ -501,59 +445,6 @@ class Trainer(Params):
                 seconds += self._run_hook(h, device)
         return seconds
 
-    # ------------------------------------------------------------------------------------ inference
-    @property
-    def eval_model(self) -> nn.Module:
-        """The model used for evaluation: the EMA copy when ``ema_decay`` is set, else ``model``."""
-        return self.model if getattr(self, "ema_model_", None) is None else self.ema_model_
-
-    def predict_proba(self, X, batch_size: int = 1024):
-        """Class probabilities (softmax of the logits), float32, shape (n, num_classes).
-
-        Returns a numpy array for numpy (or array-like) input and a tensor on ``X``'s device for tensor
-        input. Uses the EMA weights when EMA is on.
-        """
-        Xt = self._inference_input(X)
-        proba = torch.softmax(self._logits(Xt, batch_size), dim=1)
-        return proba.to(X.device) if isinstance(X, torch.Tensor) else proba.cpu().numpy()
-
-    def predict(self, X, batch_size: int = 1024):
-        """Predicted class labels (int64): numpy for numpy input, a tensor on ``X``'s device for tensors."""
-        Xt = self._inference_input(X)
-        labels = self._logits(Xt, batch_size).argmax(dim=1)
-        return labels.to(X.device) if isinstance(X, torch.Tensor) else labels.cpu().numpy()
-
-    def score(self, X, y, batch_size: int = 1024) -> float:
-        """Accuracy of :meth:`predict` on ``(X, y)`` as a Python float."""
-        Xt = self._inference_input(X)
-        yt = as_labels(y, "y", Xt.shape[0], "X", self.device_)
-        return self._accuracy(Xt, yt, batch_size)
-
-    # -------------------------------------------------------------------------------------- helpers
-    def _inference_input(self, X) -> torch.Tensor:
-        if not hasattr(self, "history_"):
-            raise RuntimeError("this Trainer is not fitted yet: call fit() first")
-        Xt = as_features(X, "X", self.device_)
-        self._check_shape(Xt, "X")
-        return Xt
-
-    def _check_shape(self, X: torch.Tensor, name: str) -> None:
-        if tuple(X.shape[1:]) != self._feature_shape:
-            raise ValueError(f"{name} has sample shape {tuple(X.shape[1:])} but X_l has {self._feature_shape}")
-
-    def _logits(self, X: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
-        batch_size = check_count(batch_size, "batch_size", allow_zero=False)
-        model = self.eval_model
-        chunks = []
-        with torch.no_grad(), eval_mode(model), autocast(self.amp_dtype_, X.device):
-            for i in range(0, X.shape[0], batch_size):
-                chunks.append(logits_of(model, X[i : i + batch_size]).float())
-        return torch.cat(chunks)
-
-    def _accuracy(self, X: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> float:
-        correct = (self._logits(X, batch_size).argmax(dim=1) == y).sum()
-        return float(correct) / X.shape[0]
-
     def _set_lr(self, step: int) -> None:
         if isinstance(self.schedule, str) and self.schedule == "cosine":
             factor = cosine_lr_factor(step, self.total_steps_)
@@ -597,19 +488,3 @@ class Trainer(Params):
             f"Trainer(model={type(model).__name__}, algorithm={self.algorithm!r}, "
             f"optimizer={self.optimizer!r}, lr={self.lr}, epochs={self.epochs}, seed={self.seed})"
         )
-
-
-def _as_arrays(X_l, y_l, X_u, X_val, y_val):
-    """PyTorch ``Dataset`` / ``DataLoader`` inputs as tensors, and ``y_l = -1`` rows as the unlabeled set (the
-    conventions of :meth:`Trainer.fit`)."""
-    X_l, y_l = pairs_from_torch_data(X_l, y_l, "X_l", "y_l")
-    X_u, _ = from_torch_data(X_u, "X_u", labels=False)
-    X_val, y_val = pairs_from_torch_data(X_val, y_val, "X_val", "y_val")
-    if y_l is not None and getattr(y_l, "shape", None) is not None and getattr(X_l, "shape", None) is not None:
-        if len(y_l) == len(X_l):  # a length mismatch is reported by the label checks
-            X_l, y_l, X_rest = split_unlabeled(X_l, y_l, "y_l")
-            if X_rest is not None:
-                if X_u is not None:
-                    raise ValueError("y_l marks unlabeled rows (-1) and X_u is given too: use one or the other")
-                X_u = X_rest
-    return X_l, y_l, X_u, X_val, y_val
