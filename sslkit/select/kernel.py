@@ -153,11 +153,40 @@ def _tile_sums(T: torch.Tensor, dim: int) -> torch.Tensor:
     return (T @ ones if dim == 1 else ones @ T).to(torch.float64)
 
 
-def _partner_blocks(Z: torch.Tensor, block_size: int) -> list[torch.Tensor]:
+def partner_blocks(Z: torch.Tensor, block_size: int) -> list[torch.Tensor]:
     """The partner rows of ``Z`` (:func:`partner`) by blocks of ``block_size`` rows, each transposed and
     contiguous (``(d + 2) x block``): a tile is then ``Za @ block``, which on a CPU runs about 10-20 % faster
     than ``Za @ partner(Zb).T`` on a transposed view and gives the same bits. Memory: one more copy of ``Z``."""
     return [partner(Z[j : j + block_size]).T.contiguous() for j in range(0, Z.shape[0], block_size)]
+
+
+def band_sums(Z: torch.Tensor, blocks: list[torch.Tensor], bi: int, block_size: int) -> list[tuple]:
+    """The tiles of band ``bi`` of :func:`symmetric_row_sums` (tiles ``(bi, bj)``, ``bj >= bi``): for each, its
+    float64 row sums and (off the diagonal) column sums, in ``bj`` order. A band is independent of the others, so
+    bands can be computed anywhere (:func:`sslkit.select.ray_mu.ray_kernel_row_sums` spreads them over Ray workers);
+    :func:`accumulate_bands` adds them up in one fixed order."""
+    i = bi * block_size
+    Zi = Z[i : i + block_size]
+    out = []
+    for bj in range(bi, len(blocks)):
+        T = (Zi @ blocks[bj]).clamp_(max=0.0).exp_()
+        out.append((_tile_sums(T, 1), _tile_sums(T, 0) if bj != bi else None))
+    return out
+
+
+def accumulate_bands(n: int, bands, block_size: int, device=None) -> torch.Tensor:
+    """``sum_j k(x_i, x_j)`` from the bands of :func:`band_sums`, given in band order: each tile's row sums go to
+    its row block, its column sums to its column block, in the order of the tiles -- one fixed order of float64
+    additions, so the result does not depend on where (or in what order) the bands were computed."""
+    sums = torch.zeros(n, dtype=torch.float64, device=device)
+    for bi, band in enumerate(bands):
+        i = bi * block_size
+        for k, (rows, cols) in enumerate(band):
+            j = (bi + k) * block_size
+            sums[i : i + block_size] += rows.to(sums.device)
+            if cols is not None:
+                sums[j : j + block_size] += cols.to(sums.device)
+    return sums
 
 
 def symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
@@ -165,25 +194,16 @@ def symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
 
     Each off-diagonal tile is computed once and used twice (its row sums and its column sums), which
     halves the work of the dense ``n x n`` computation; memory is one ``block x block`` tile plus the
-    transposed partner rows (:func:`_partner_blocks`).
+    transposed partner rows (:func:`partner_blocks`) and one band's sums (``n`` floats).
     """
-    n = Z.shape[0]
-    blocks = _partner_blocks(Z, block_size)
-    sums = torch.zeros(n, dtype=torch.float64, device=Z.device)
-    for bi, i in enumerate(range(0, n, block_size)):
-        Zi = Z[i : i + block_size]
-        for bj in range(bi, len(blocks)):
-            j = bj * block_size
-            T = (Zi @ blocks[bj]).clamp_(max=0.0).exp_()
-            sums[i : i + block_size] += _tile_sums(T, 1)
-            if j != i:
-                sums[j : j + block_size] += _tile_sums(T, 0)
-    return sums
+    blocks = partner_blocks(Z, block_size)
+    bands = (band_sums(Z, blocks, bi, block_size) for bi in range(len(blocks)))
+    return accumulate_bands(Z.shape[0], bands, block_size, Z.device)
 
 
 def cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch.Tensor:
     """``sum_j k(a_i, b_j)`` for every row of ``Za`` (accumulated in float64), by tiles of ``block x block``."""
-    blocks = _partner_blocks(Zb, block_size)
+    blocks = partner_blocks(Zb, block_size)
     sums = torch.zeros(Za.shape[0], dtype=torch.float64, device=Za.device)
     for i in range(0, Za.shape[0], block_size):
         for block in blocks:
