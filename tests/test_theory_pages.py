@@ -19,17 +19,19 @@ import jupytext
 import matplotlib
 import pytest
 import sympy as sp
+import torch
 from IPython.core.inputtransformer2 import TransformerManager
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 
 def run_page(name: str) -> dict:
-    """The namespace a page's code cells leave behind, run in the page's folder with its printing silenced."""
+    """The namespace a page's code cells leave behind, run in the page's folder with its printing silenced (the
+    folder and torch's default dtype, which c_theory sets to float64, are restored for the tests that follow)."""
     matplotlib.use("Agg")
     namespace: dict = {}
     transform = TransformerManager().transform_cell  # the Colab cell's `!pip` line becomes Python
-    cwd = os.getcwd()
+    cwd, dtype = os.getcwd(), torch.get_default_dtype()
     os.chdir(NOTEBOOKS)
     try:
         for i, cell in enumerate(jupytext.read(NOTEBOOKS / f"{name}.md").cells):
@@ -38,6 +40,7 @@ def run_page(name: str) -> dict:
                     exec(compile(transform(cell.source), f"{name} cell {i}", "exec"), namespace)
     finally:
         os.chdir(cwd)
+        torch.set_default_dtype(dtype)
     return namespace
 
 
