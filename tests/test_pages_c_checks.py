@@ -97,6 +97,19 @@ def test_c_tradeoff_runs_take_their_planned_iterations_and_warm_epochs_on_one_th
         assert ran_warm == round(p["kappa"] * p["epochs"] * c["fraction"]), (c, ran_warm)
 
 
+# ------------------------------------------------------------------------------------------------ c_bayesian
+
+
+def test_c_bayesian_runs_select_and_time_their_selections_and_hold_one_run_per_cell():
+    records = committed("c_bayesian")
+    bayes = [r for r in records if r["config"]["method"] == "bayesian"]
+    assert bayes
+    for r in bayes:
+        assert r["metrics"]["n_selections"] >= 1 and r["metrics"]["selection_seconds"] > 0, r["config"]
+    keys = [(tuple(sorted(r["config"].items())), r["seed"]) for r in records]
+    assert len(keys) == len(set(keys)), "two runs of one configuration and seed"
+
+
 # ------------------------------------------------------------------------------------------------ c_variants
 
 
