@@ -24,15 +24,13 @@ KNOWN_UNTESTED = frozenset(
     """
     active/cbssal.py active/core_set.py active/learning_loss.py active/mcdal.py active/mma.py active/scoring.py
     active/tod.py active/vaal.py
-    algorithms/base.py algorithms/crust.py algorithms/ds3l.py algorithms/fixmatch.py algorithms/flexmatch.py
-    algorithms/freematch.py algorithms/l2rw.py algorithms/mean_teacher.py algorithms/meta_step.py
-    algorithms/pseudo_label.py algorithms/risk_rewrite.py algorithms/risk_terms.py algorithms/supervised.py
-    algorithms/vat.py algorithms/views.py
+    algorithms/base.py algorithms/crust.py algorithms/ds3l.py algorithms/fixmatch.py algorithms/l2rw.py
+    algorithms/mean_teacher.py algorithms/meta_step.py algorithms/pseudo_label.py algorithms/risk_rewrite.py
+    algorithms/risk_terms.py algorithms/supervised.py algorithms/vat.py algorithms/views.py
     coreset/batches.py coreset/craig.py coreset/crust.py coreset/giga.py coreset/gradients.py coreset/gradmatch.py
-    coreset/inputs.py coreset/registry.py coreset/retrieve.py coreset/retrieve_full.py coreset/strategy.py
-    coreset/uniform.py
-    data/__init__.py data/augment.py data/bundled.py data/dataset.py data/images.py data/parsers.py
-    data/registry.py data/robust_splits.py data/specs.py data/splits.py data/synthetic.py data/tabular.py
+    coreset/inputs.py coreset/registry.py coreset/retrieve.py coreset/strategy.py coreset/uniform.py
+    data/__init__.py data/bundled.py data/dataset.py data/images.py data/parsers.py data/registry.py data/specs.py
+    data/tabular.py
     engine/inputs.py engine/optim.py engine/sampling.py engine/schedules.py engine/trainer.py
     features/cache.py features/extractors.py
     models/lenet.py models/mlp.py models/resnet.py models/utils.py models/wrn.py
