@@ -33,7 +33,6 @@ KNOWN_UNTESTED = frozenset(
     data/tabular.py
     engine/inputs.py engine/optim.py engine/sampling.py engine/schedules.py engine/trainer.py
     features/cache.py features/extractors.py
-    models/lenet.py models/mlp.py models/resnet.py models/utils.py models/wrn.py
     risk/__init__.py risk/losses.py risk/monte_carlo.py risk/quadratic.py
     select/herding.py select/kernel.py select/mmd.py select/registry.py
     _checks.py device.py seeding.py
