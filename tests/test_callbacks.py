@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from sslkit.algorithms import VAT, FixMatch, OursEC, Supervised
+from sslkit.algorithms import VAT, CrustMixup, FixMatch, OursEC, Supervised
 from sslkit.callbacks import CoresetSelection, WallClockStop, warm_start_epochs
 from sslkit.coreset import Retrieve
 from sslkit.engine import Trainer
@@ -168,3 +168,27 @@ def test_a_selection_records_when_every_unlabeled_gradient_is_zero():
     assert torch.allclose(cb.selections_[0]["weights"], torch.full((40,), 3.0))  # 120 pool / 40 chosen
     _, vat = fit("bayesian", epochs=4, every=2, warm=1)
     assert [s["flat"] for s in vat.selections_] == [False, False]
+
+
+@pytest.mark.parametrize("strategy", ["crust", "bayesian"])
+def test_strategies_run_as_coreset_callbacks(strategy):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 4)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    cb = CoresetSelection(strategy, 20, every=1, warm_epochs=1)
+    algo = CrustMixup(VAT(1.0)) if strategy == "crust" else VAT(1.0)
+    torch.manual_seed(0)
+    tr = Trainer(
+        MLP(4, 2, hidden=(8,)),
+        algo,
+        epochs=3,
+        batch_size=8,
+        unlabeled_batch_size=10,
+        hooks=cb.hooks(),
+        iterations_per_epoch="unlabeled",
+        progress=False,
+        seed=0,
+    )
+    tr.fit(X[:20], y[:20], X[20:])
+    assert len(cb.selections_) == 2 and all(s["indices"].numel() == 20 for s in cb.selections_)
+    assert tr.history_[-1]["iterations"] == 2
