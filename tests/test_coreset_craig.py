@@ -14,13 +14,7 @@ from oracles import check_greedy
 
 from sslkit.coreset import Craig, GradMatch, RandomCoreset, batch_means, craig_similarity, facility_location
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
 
 
 def gradients(n=600, d=12, seed=0):

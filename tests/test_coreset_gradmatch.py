@@ -40,6 +40,9 @@ def test_gradmatch_weights_are_nnls_on_the_chosen_support(lam):
     assert sel.indices_.shape == (120,) and len(set(sel.indices_.tolist())) == 120
 
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
+
+
 def test_omp_recovers_a_sparse_nonnegative_combination():
     gen = torch.Generator().manual_seed(0)
     A = torch.randn(50, 200, generator=gen, dtype=torch.float64)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from sslkit.coreset import RandomCoreset
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
 
 
 def test_random_coreset_seeded_and_redrawn():
