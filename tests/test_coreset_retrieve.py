@@ -1,4 +1,5 @@
-"""sslkit.coreset: closed-form last-layer gradients and Retrieve's greedy (paper C Algorithm 2, eq. (5)-(7)).
+"""sslkit.coreset.retrieve: Retrieve's greedy (paper C Algorithm 2, eq. (5)-(7)) on the last-layer problem of
+coreset_problem.py (its gradients: test_coreset_gradients.py).
 
 The references here are independent of the library's closed forms: autograd through a real
 ``nn.Linear`` for every gradient, the one-step objective f(S) of eq. (6) and the greedy argmax sequence.
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from coreset_problem import C, D, last_layer_problem
 
 import sslkit.coreset.retrieve as retrieve_module
 from sslkit.coreset import (
@@ -19,132 +21,16 @@ from sslkit.coreset import (
     batch_means,
     expand_batches,
     labeled_gradient,
-    last_layer_gradients,
-    logit_gradients,
     one_step_objective,
-    split_last_layer,
     stochastic_candidates,
 )
 
-C, D = 4, 5
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
-def make_problem(n_unlabeled=40, n_labeled=15, seed=0, scale=1.0):
-    """A softmax-regression last layer, unlabeled soft-target CE gradients (masked), labeled set."""
-    gen = torch.Generator().manual_seed(seed)
-    lin = torch.nn.Linear(D, C).double()
-    with torch.no_grad():
-        lin.weight.copy_(torch.randn(C, D, generator=gen, dtype=torch.float64))
-        lin.bias.copy_(torch.randn(C, generator=gen, dtype=torch.float64))
-    h_u = torch.randn(n_unlabeled, D, generator=gen, dtype=torch.float64) * scale
-    targets = torch.softmax(torch.randn(n_unlabeled, C, generator=gen, dtype=torch.float64), dim=1)
-    mask = (torch.rand(n_unlabeled, generator=gen, dtype=torch.float64) > 0.2).double()
-    h_l = torch.randn(n_labeled, D, generator=gen, dtype=torch.float64)
-    y = torch.randint(C, (n_labeled,), generator=gen)
-    return lin, h_u, targets, mask, h_l, y
-
-
-def unlabeled_losses(lin, h_u, targets, mask):
-    logits = lin(h_u)
-    return mask * -(targets * F.log_softmax(logits, dim=1)).sum(dim=1), logits
-
-
-def autograd_row(loss, lin):
-    gb, gw = torch.autograd.grad(loss, (lin.bias, lin.weight), retain_graph=True)
-    return torch.cat([gb, gw.flatten()])
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
 
 
 @pytest.fixture()
 def problem():
-    lin, h_u, targets, mask, h_l, y = make_problem()
-    losses, logits = unlabeled_losses(lin, h_u, targets, mask)
-    g0 = logit_gradients(losses, logits)
-    G = last_layer_gradients(g0, h_u.detach())
-    with torch.no_grad():
-        Z = lin(h_l)
-    return dict(lin=lin, h_u=h_u, h_l=h_l, y=y, g0=g0, G=G, Z=Z, targets=targets, mask=mask)
-
-
-# --------------------------------------------------------------------------------------------------
-# gradients
-# --------------------------------------------------------------------------------------------------
-
-
-def test_closed_form_gradients_equal_autograd_per_sample(problem):
-    lin = problem["lin"]
-    losses, _ = unlabeled_losses(lin, problem["h_u"], problem["targets"], problem["mask"])
-    G, g0 = problem["G"], problem["g0"]
-    assert G.shape == (40, C * (1 + D))
-    for j in range(40):
-        ref = autograd_row(losses[j], lin)
-        torch.testing.assert_close(G[j], ref, rtol=1e-12, atol=1e-14)
-        torch.testing.assert_close(last_layer_gradients(g0[j : j + 1])[0], ref[:C], rtol=1e-12, atol=1e-14)
-    assert (problem["mask"] == 0).any()  # masked samples have zero gradients
-    assert float(G[problem["mask"] == 0].abs().max()) == 0.0
-
-
-def test_per_class_keeps_bias_entry_and_weight_row(problem):
-    G, g0, h = problem["G"], problem["g0"], problem["h_u"]
-    classes = torch.arange(40) % C
-    P = last_layer_gradients(g0, h, classes=classes)
-    assert P.shape == (40, 1 + D)
-    bias, weight = split_last_layer(G, C)
-    for j in range(40):
-        c = int(classes[j])
-        torch.testing.assert_close(P[j], torch.cat([bias[j, c : c + 1], weight[j, c]]))
-    torch.testing.assert_close(last_layer_gradients(g0, h, classes=2), torch.cat([bias[:, 2:3], weight[:, 2]], 1))
-    torch.testing.assert_close(last_layer_gradients(g0, classes=classes)[:, 0], bias[torch.arange(40), classes])
-
-
-def test_batch_means_equal_autograd_of_batch_mean_loss(problem):
-    lin = problem["lin"]
-    losses, _ = unlabeled_losses(lin, problem["h_u"], problem["targets"], problem["mask"])
-    M = batch_means(problem["G"], 12)  # 40 = 3 x 12 + a partial batch of 4
-    assert M.shape == (4, C * (1 + D))
-    for i, (a, b) in enumerate([(0, 12), (12, 24), (24, 36), (36, 40)]):
-        torch.testing.assert_close(M[i], autograd_row(losses[a:b].mean(), lin), rtol=1e-12, atol=1e-14)
-    idx, w = expand_batches([3, 0], [2.5, 0.5], 40, 12)
-    np.testing.assert_array_equal(idx.numpy(), list(range(36, 40)) + list(range(12)))
-    np.testing.assert_array_equal(w.numpy(), [2.5] * 4 + [0.5] * 12)
-
-
-def test_labeled_gradient_equals_autograd_of_mean_cross_entropy(problem):
-    lin, h_l, y = problem["lin"], problem["h_l"], problem["y"]
-    ref = autograd_row(F.cross_entropy(lin(h_l), y), lin)
-    torch.testing.assert_close(labeled_gradient(problem["Z"], y, h_l), ref, rtol=1e-12, atol=1e-14)
-    torch.testing.assert_close(labeled_gradient(problem["Z"], y), ref[:C], rtol=1e-12, atol=1e-14)
-
-
-def test_split_last_layer_is_nn_linear_layout(problem):
-    bias, weight = split_last_layer(problem["G"][0], C)
-    assert bias.shape == (C,) and weight.shape == (C, D)
-    torch.testing.assert_close(weight, torch.outer(problem["g0"][0], problem["h_u"][0].detach()))
-    assert split_last_layer(problem["G"][:, :C], C)[1] is None
-    with pytest.raises(ValueError, match="neither"):
-        split_last_layer(problem["G"][:, :7], C)
-
-
-def test_logit_gradients_bad_input(problem):
-    logits = torch.randn(5, C, requires_grad=True)
-    with pytest.raises(ValueError, match="per-sample losses"):
-        logit_gradients(logits.sum(), logits)
-    with pytest.raises(ValueError, match="autograd"):
-        logit_gradients(torch.ones(5), torch.randn(5, C))
-    with pytest.raises(ValueError, match="2-D"):
-        logit_gradients(torch.ones(5, requires_grad=True), torch.randn(5, requires_grad=True))
-    with pytest.raises(ValueError, match="NaN or infinite"):
-        z = torch.randn(5, C, requires_grad=True)
-        logit_gradients((z * float("inf")).sum(1), z)
-    with pytest.raises(ValueError, match="rows"):
-        last_layer_gradients(problem["g0"], problem["h_u"][:3])
+    return last_layer_problem()
 
 
 # --------------------------------------------------------------------------------------------------
