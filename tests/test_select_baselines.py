@@ -7,14 +7,7 @@ import pytest
 import torch
 
 from sslkit.data import gmm10
-from sslkit.select import (
-    ActiveFTSelector,
-    KMeansSelector,
-    RandomSelector,
-    StratifiedSelector,
-    USLSelector,
-    kmeans,
-)
+from sslkit.select import ActiveFTSelector, KMeansSelector, RandomSelector, StratifiedSelector, USLSelector, kmeans
 from sslkit.select.baselines import activeft_loss
 
 
