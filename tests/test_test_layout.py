@@ -32,7 +32,6 @@ KNOWN_UNTESTED = frozenset(
     engine/inputs.py engine/optim.py engine/sampling.py engine/schedules.py engine/trainer.py
     features/cache.py features/extractors.py
     risk/monte_carlo.py risk/quadratic.py
-    _checks.py device.py seeding.py
     """.split()
 )
 
