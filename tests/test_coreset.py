@@ -1,12 +1,9 @@
-"""The front of sslkit.coreset (paper C's selection): what it exports, the registry of strategies, the package
-docstring's map of its modules. Each module's own mathematics: test_coreset_<module>.py."""
+"""The front of sslkit.coreset (paper C's selection): what it exports and the package
+docstring's map of its modules. Each module's own behaviour (the registry's among them): test_coreset_<module>.py."""
 
-import numpy as np
-import pytest
 from package_front import check_exports, submodules
 
 import sslkit.coreset as coreset
-from sslkit.coreset import NEEDS, STRATEGIES, CoresetStrategy, make_strategy, strategy_options
 
 
 def test_exports_are_the_modules_objects():
@@ -19,24 +16,3 @@ def test_exports_are_the_modules_objects():
 def test_the_package_docstring_maps_every_module():
     missing = [m for m in submodules(coreset) if f":mod:`sslkit.coreset.{m}`" not in coreset.__doc__]
     assert not missing, f"the sslkit.coreset docstring does not name {missing}"
-
-
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
-def test_every_registered_strategy_is_built_by_name_with_its_budget(name):
-    s = make_strategy(name, 7, batch_size=5, seed=3)
-    assert isinstance(s, CoresetStrategy) and s.k == 7
-    assert set(s.needs) <= set(NEEDS) and isinstance(strategy_options(name), tuple)
-    assert all(isinstance(o, str) for o in strategy_options(name))
-
-
-def test_make_strategy_refuses_an_unknown_name_and_names_the_known_ones():
-    with pytest.raises(ValueError, match="retrieve"):
-        make_strategy("kmeans", 3)
-    with pytest.raises(ValueError, match="has no option"):
-        make_strategy("random", 3, greedy="naive")  # Retrieve's option, not Random's
-
-
-def test_random_coreset_through_the_registry_is_the_class_itself():
-    a = make_strategy("random", 5, seed=2).fit(np.zeros((20, 1), dtype=np.float32)).indices_
-    b = coreset.RandomCoreset(5, seed=2).fit(20).indices_
-    assert a.tolist() == b.tolist()
