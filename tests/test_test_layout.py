@@ -27,7 +27,6 @@ KNOWN_UNTESTED = frozenset(
     coreset/inputs.py coreset/strategy.py
     data/bundled.py data/dataset.py data/images.py data/parsers.py data/specs.py data/tabular.py
     engine/inputs.py engine/optim.py engine/sampling.py engine/trainer.py
-    features/cache.py features/extractors.py
     risk/monte_carlo.py risk/quadratic.py
     """.split()
 )
