@@ -9,6 +9,8 @@ import torch
 
 from sslkit.active import inconsistency
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
+
 
 def test_inconsistency_is_the_summed_population_variance():
     g = torch.Generator().manual_seed(1)

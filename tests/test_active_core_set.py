@@ -12,6 +12,8 @@ from torch import nn
 from sslkit.active import CoreSet, CoreSetSSL, k_center_greedy
 from sslkit.models import MLP
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
+
 
 def distil_coreset(F_u: np.ndarray, F_l: np.ndarray, budget: int) -> list[int]:
     """DISTIL's CoreSet strategy, built minimally: the "network" returns the rows themselves as embeddings."""

@@ -11,6 +11,8 @@ from sslkit.active import LearnLoss, LearnLossTraining, LossPredictionNet, loss_
 from sslkit.algorithms.base import Batch, FitContext
 from sslkit.models import MLP
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
+
 
 def brute_force_ranking_loss(pred, target, margin):
     B = len(pred)

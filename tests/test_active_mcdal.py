@@ -12,6 +12,8 @@ from sslkit.active import MCDAL, MCDALNet, MCDALTraining, classifier_discrepancy
 from sslkit.algorithms.base import Batch
 from sslkit.models import MLP
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
+
 
 def test_mcdal_discrepancy_is_the_sum_of_three_l1_distances():
     g = torch.Generator().manual_seed(0)

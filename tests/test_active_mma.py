@@ -10,6 +10,8 @@ from torch import nn
 
 from sslkit.active import CBSSAL, MMA, augmented_margin
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
+
 
 def test_augmented_margin_is_the_margin_of_the_averaged_prediction():
     # view 1 says class 0 (0.9), view 2 class 1 (0.9): the average is undecided (margin 0); the average of the

@@ -17,6 +17,8 @@ from sslkit.active.scoring import (
 )
 from sslkit.models import MLP
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
+
 
 def test_top_m_best_first_with_ties_in_row_order():
     s = torch.tensor([0.5, 2.0, 0.5, 2.0, -1.0, 0.5])

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from sslkit.active import TODSemi, temporal_output_discrepancy
 from sslkit.models import MLP
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
 
 
 def test_tod_is_the_l2_distance_of_the_two_models_softmax_outputs():

@@ -8,6 +8,8 @@ import torch
 
 from sslkit.active import VAAL, adversarial_loss, discriminator_loss, kl_divergence
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
+
 
 def test_vaal_kl_and_losses_are_the_papers_formulas():
     torch.manual_seed(0)
