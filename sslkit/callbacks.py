@@ -11,8 +11,8 @@ unlabeled set every R epochs) and a wall-clock stop (paper C's Full-EarlyStop).
   Voronoi-cell sizes, GradMatch's OMP weights; ones for Retrieve and Random), which multiply the unlabeled
   loss (eq. 2); with ``Trainer(iterations_per_epoch="unlabeled")`` one epoch is ``|S| / batch`` iterations
   (§3.5);
-* the selection's wall-clock is part of the run's (it is a hook: ``trainer.timings_["hook:coreset"]`` and
-  ``timings_["total"]`` include it; CORDS' ``train_ssl.py`` never adds it to its total time).
+* the selection's wall-clock is part of the run's (the callback's ``seconds_``; the trainer's ``timings_["hooks"]``
+  and ``timings_["total"]`` include it; CORDS' ``train_ssl.py`` never adds it to its total time).
 
 Three pieces: the selection inputs at the current model (:class:`~sslkit.coreset.SelectionInputs`: what the
 strategy ``needs``), a strategy object (:func:`sslkit.coreset.make_strategy`, every option checked at

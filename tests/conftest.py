@@ -2,8 +2,8 @@
 
 ``one_thread``: torch runs on one intra-op thread for the test, then gets its thread count back (tiny tensors on a
 busy 2-core machine: thread hand-offs cost more than the work). Use it in a file with
-``pytestmark = pytest.mark.usefixtures("one_thread")``. test_features.py, test_paper_a_appendix.py,
-test_select.py and test_select_baselines.py still define their own copy (autouse); they can switch to this one.
+``pytestmark = pytest.mark.usefixtures("one_thread")``. test_features.py, test_paper_a_appendix.py
+and test_select_baselines.py still define their own copy (autouse); they can switch to this one.
 
 ``numpy_default_errstate`` (every test): the test starts with numpy's default floating-point error state. An
 oracle package that changes it at import (CORDS calls ``np.seterr(all="raise")``) would otherwise turn an

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from sslkit.algorithms import VAT, FixMatch, OursEC, Supervised
+from sslkit.algorithms import VAT, CrustMixup, FixMatch, OursEC, Supervised
 from sslkit.callbacks import CoresetSelection, WallClockStop, warm_start_epochs
 from sslkit.coreset import Retrieve
 from sslkit.engine import Trainer
@@ -52,8 +52,8 @@ def test_selection_schedule_random_start_and_restricted_sampler():
     assert [r["iterations"] for r in tr.history_] == [4] * 7  # ceil(40 / 10) per coreset epoch
     first, last = cb.selections_[0], cb.selections_[-1]
     assert first["indices"].numel() == 40 and torch.equal(tr.sampler_.indices.cpu(), last["indices"])
-    selection = sum(s["seconds"] for s in cb.selections_)  # the hook's clock holds the selections, little else
-    assert selection <= tr.timings_["hook:coreset"] <= selection + 0.05
+    selection = sum(s["seconds"] for s in cb.selections_)  # the hooks' clock holds the selections, little else
+    assert cb.seconds_ == selection and selection <= tr.timings_["hooks"] <= selection + 0.05
     tr2, cb2 = fit("retrieve", epochs=7, every=3, warm=2)
     assert [s["epoch"] for s in cb2.selections_] == [2, 5]
     assert [r["iterations"] for r in tr2.history_] == [12, 12, 4, 4, 4, 4, 4]  # full pool while warm
@@ -168,3 +168,27 @@ def test_a_selection_records_when_every_unlabeled_gradient_is_zero():
     assert torch.allclose(cb.selections_[0]["weights"], torch.full((40,), 3.0))  # 120 pool / 40 chosen
     _, vat = fit("bayesian", epochs=4, every=2, warm=1)
     assert [s["flat"] for s in vat.selections_] == [False, False]
+
+
+@pytest.mark.parametrize("strategy", ["crust", "bayesian"])
+def test_strategies_run_as_coreset_callbacks(strategy):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 4)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    cb = CoresetSelection(strategy, 20, every=1, warm_epochs=1)
+    algo = CrustMixup(VAT(1.0)) if strategy == "crust" else VAT(1.0)
+    torch.manual_seed(0)
+    tr = Trainer(
+        MLP(4, 2, hidden=(8,)),
+        algo,
+        epochs=3,
+        batch_size=8,
+        unlabeled_batch_size=10,
+        hooks=cb.hooks(),
+        iterations_per_epoch="unlabeled",
+        progress=False,
+        seed=0,
+    )
+    tr.fit(X[:20], y[:20], X[20:])
+    assert len(cb.selections_) == 2 and all(s["indices"].numel() == 20 for s in cb.selections_)
+    assert tr.history_[-1]["iterations"] == 2

@@ -81,7 +81,7 @@ def picked(records, fields, scale=None):
 #: Stored seconds of training one file's replays may cost beyond its cheapest record (which always runs): the
 #: picked records are taken cheapest first while their cumulative ``seconds`` stay within it. The expensive files
 #: (b_table2's active-learning loops: 250-510 s per record) would otherwise dominate the test suite; the methods
-#: whose records are left out are covered by their own unit tests (tests/test_active.py against DISTIL and the
+#: whose records are left out are covered by their own unit tests (tests/test_active_core_set.py against DISTIL and the
 #: defining equations) and their records stay replayable one by one (``sslkit replay``).
 REPLAY_BUDGET_SECONDS = 300.0
 

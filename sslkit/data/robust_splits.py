@@ -97,7 +97,7 @@ def ood_split(y, id_classes, ood_classes, n_labeled_per_class, n_unlabeled, ood_
     * ID labels are remapped to ``0..len(id_classes)-1`` in the order of ``id_classes``; see
       :attr:`OODSplit.label_map` and :meth:`OODSplit.relabel` (OOD -> -1).
 
-    Checked against App. F.1.2 / Table 3 on the real label vectors (tests/test_robust_splits.py): CIFAR-10
+    Checked against App. F.1.2 / Table 3 on the real label vectors (tests/test_data_robust_splits.py): CIFAR-10
     2 400 labeled (400 per ID class), 20 000 unlabeled, 5 000 validation; MNIST 60, 30 000, 10 000; OOD
     ratios 25/50/75 % exact. Readings where F.1.2 is silent or ambiguous (DS3L's released
     ``load_dataset.py``, on which paper C builds its robust experiments, differs as noted):
@@ -194,7 +194,7 @@ def imbalanced_split(
     * The validation set (5000 for CIFAR-10) is drawn uniformly at random from all used classes
       (so it follows the class mix of the data, balanced for CIFAR-10), like paper C's test set.
 
-    Checked against App. F.1.2 / Table 4 on the real CIFAR-10 labels (tests/test_robust_splits.py). The
+    Checked against App. F.1.2 / Table 4 on the real CIFAR-10 labels (tests/test_data_robust_splits.py). The
     reading "each imbalanced class has r times the examples of each balanced class" is the same split,
     since both groups hold five classes.
 

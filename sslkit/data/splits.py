@@ -423,7 +423,7 @@ def _class_index(dataset, cls, name: str) -> int:
 
 #: Paper A, App. C: labeled counts per class, ``PAPER_A_REGIMES[num_classes][regime][total]``.
 #: 7-class tasks are Covertype, Shuttle, Dry Beans; 10-class is MNIST. Every list sums to its stated
-#: total (checked in tests/test_splits.py).
+#: total (checked in tests/test_data_splits.py).
 PAPER_A_REGIMES = {
     7: {
         "balanced": {70: [10] * 7, 140: [20] * 7, 350: [50] * 7},

@@ -4,9 +4,9 @@ One model per seed: a trade-off protocol's network (:mod:`.tradeoff`) trained :d
 the full unlabeled pool (the point where Retrieve's warm start ends). Then one Retrieve selection of ``k = fraction
 x N`` points, made twice from that model and timed in process CPU time, gradients included:
 
-* ``last``: what every Retrieve run of the book does -- :class:`~sslkit.callbacks.CoresetSelection`'s per-sample
-  last-layer gradients (bias only, CORDS' ``linear_layer=False``: ``C`` numbers per sample) and
-  :class:`~sslkit.coreset.Retrieve`;
+* ``last``: what every Retrieve run of the book does -- the per-sample last-layer gradients of
+  :func:`~sslkit.callbacks.selection_inputs`, what :class:`~sslkit.callbacks.CoresetSelection` reads (bias only,
+  CORDS' ``linear_layer=False``: ``C`` numbers per sample), and :class:`~sslkit.coreset.Retrieve`;
 * ``full``: the gradients of every trainable parameter (:func:`~sslkit.coreset.retrieve_full.per_sample_gradients`
   of VAT's per-sample loss ``KL(p_j || p(x_j + r_j))``, one vectorised pass per batch of samples) and
   :class:`~sslkit.coreset.retrieve_full.RetrieveFullModel`, which re-linearises the labeled loss by a forward /
@@ -24,7 +24,7 @@ import torch
 
 from sslkit.algorithms.base import frozen_bn
 from sslkit.algorithms.vat import kl_per_sample
-from sslkit.callbacks import CoresetSelection
+from sslkit.callbacks import selection_inputs
 from sslkit.coreset import Retrieve
 from sslkit.coreset.retrieve_full import RetrieveFullModel, per_sample_gradients
 
@@ -32,7 +32,7 @@ from .tradeoff import cached_task, make_algorithm, make_model, protocol_of, trai
 
 __all__ = ["lastlayer_run", "WARM_EPOCHS"]
 
-#: rows of the pool per forward pass (CoresetSelection's default chunk: the same perturbation draws in both passes)
+#: rows of the pool per forward pass (selection_inputs' default chunk: the same perturbation draws in both passes)
 CHUNK = 512
 #: epochs of VAT before the selection (the stand-in's warm start, κ T = 0.5 x 4 at the cpu scale of Figure 4)
 WARM_EPOCHS = 2
@@ -67,7 +67,8 @@ def lastlayer_run(*, protocol, fraction, seed, device="cpu") -> dict:
 
     torch.manual_seed(seed)  # VAT's perturbations draw from the global generator: the same draws for both
     c0 = time.process_time()
-    G, Z, y, H = CoresetSelection("retrieve", k).gradients_at(tr)
+    x = selection_inputs(tr, ("gradients", "labeled"), chunk=CHUNK)
+    G, Z, y, H = x.gradients, x.labeled_logits, x.labels, x.labeled_features
     c1 = time.process_time()
     last = Retrieve(k, lr=lr, seed=seed).fit(G, Z, y, H)
     c2 = time.process_time()

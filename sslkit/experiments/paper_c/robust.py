@@ -70,7 +70,7 @@ from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 from .meta_sets import MetaDS3L, MetaL2RW
 from .robust_paper import CONTROLS, PAPER_TABLE11, PAPER_TABLE12
 from .robust_records import coreset_composition, robust_rows
-from .tradeoff import train_with_curve, trainer_options
+from .tradeoff import selection_seconds, train_with_curve, trainer_options
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -374,7 +374,6 @@ def robust_run(
             seed=seed,
             normalize_weights=normalize_weights,
         )
-        hooks += selector.hooks()
     algo = _algorithm(method, p, task, seed)
     val_acc, val_cpu = [], []
     if p.get("validation"):
@@ -389,6 +388,7 @@ def robust_run(
         _model(p, task, seed),
         algo,
         task,
+        selection=selector,
         hooks=hooks,
         epochs=epochs,
         iterations_per_epoch="unlabeled" if algo.uses_unlabeled else math.ceil(n_u / B),
@@ -397,7 +397,7 @@ def robust_run(
         device=device,
         **trainer_options(p),
     )
-    sel = tr.timings_.get("hook:coreset", 0.0)
+    sel = selection_seconds(selector)
     rounds = [] if selector is None else selector.selections_
     selected = {}
     if val_acc:

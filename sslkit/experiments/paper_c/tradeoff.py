@@ -290,17 +290,18 @@ def run_schedule(
     return {"epochs": warm_epochs + subset_epochs, "warm_epochs": warm_epochs, "k": k, "total_steps": steps}
 
 
-def train_with_curve(model, algorithm, task: dict, *, hooks=(), **trainer_options):
-    """Fit ``Trainer(model, algorithm, **trainer_options)`` on ``task`` (``X_l, y_l, X_u``) with ``hooks``,
-    recording after every epoch one ``[seconds, test_acc, cpu_seconds]`` point on ``X_test, y_test``:
-    training + selection wall-clock, accuracy in %, and the process CPU time since the first epoch began
-    with the evaluations left out. Returns ``(trainer, curve)``; paper C's traditional and robust runs
+def train_with_curve(model, algorithm, task: dict, *, selection=None, hooks=(), **trainer_options):
+    """Fit ``Trainer(model, algorithm, **trainer_options)`` on ``task`` (``X_l, y_l, X_u``) with ``selection`` (a
+    :class:`~sslkit.callbacks.CoresetSelection` or None: its hooks run first) and ``hooks``, recording after every
+    epoch one ``[seconds, test_acc, cpu_seconds]`` point on ``X_test, y_test``: training + selection wall-clock (the
+    selection's ``seconds_``), accuracy in %, and the process CPU time since the first epoch began with the
+    evaluations left out. Returns ``(trainer, curve)``; paper C's traditional and robust runs
     (:mod:`~sslkit.experiments.paper_c_robust`) both train through it."""
     curve, eval_cpu, start = [], [0.0], [None]
 
     def record_curve(tr):
         c0 = time.process_time()
-        spent = tr.timings_["train"] + tr.timings_.get("hook:coreset", 0.0)
+        spent = tr.timings_["train"] + selection_seconds(selection)
         acc = round(100.0 * tr.score(task["X_test"], task["y_test"]), 4)
         cpu = time.process_time() - start[0] - eval_cpu[0]
         eval_cpu[0] += time.process_time() - c0
@@ -309,10 +310,21 @@ def train_with_curve(model, algorithm, task: dict, *, hooks=(), **trainer_option
     def start_clock(tr):
         start[0] = time.process_time()
 
-    hooks = [Hook(start_clock, every=None, when="before", name="cpu_clock"), *hooks, Hook(record_curve, name="curve")]
+    own = [] if selection is None else selection.hooks()
+    hooks = [
+        Hook(start_clock, every=None, when="before", name="cpu_clock"),
+        *own,
+        *hooks,
+        Hook(record_curve, name="curve"),
+    ]
     tr = Trainer(model, algorithm, hooks=hooks, progress=False, num_classes=task["num_classes"], **trainer_options)
     tr.fit(task["X_l"], task["y_l"], task["X_u"])
     return tr, curve
+
+
+def selection_seconds(selection) -> float:
+    """The wall-clock of ``selection``'s rounds so far (its ``seconds_``); 0 without a selection (a Full run)."""
+    return 0.0 if selection is None else selection.seconds_
 
 
 def tradeoff_run(
@@ -335,7 +347,7 @@ def tradeoff_run(
     task = task if task is not None else cached_task(protocol, seed)
     n_u = task["X_u"].shape[0]
     sched = run_schedule(protocol, method, fraction, n_u, warm=warm, extend=extend)
-    hooks, selector = [], None
+    selector = None
     if method != "full":
         selector = CoresetSelection(
             method,
@@ -346,13 +358,12 @@ def tradeoff_run(
             seed=seed,
             **selection_options,
         )
-        hooks += selector.hooks()
     mt = algorithm == "mean_teacher"
     tr, curve = train_with_curve(
         make_model(protocol, task, seed),
         make_algorithm(algorithm, protocol, task),
         task,
-        hooks=hooks,
+        selection=selector,
         epochs=sched["epochs"],
         iterations_per_epoch="unlabeled",
         total_steps=sched["total_steps"],
@@ -362,7 +373,7 @@ def tradeoff_run(
         device=device,
         **trainer_options(p),
     )
-    sel = tr.timings_.get("hook:coreset", 0.0)
+    sel = selection_seconds(selector)
     sel_cpu = 0.0 if selector is None else sum(x["cpu_seconds"] for x in selector.selections_)
     return {
         "test_acc": curve[-1][1],

@@ -1,5 +1,7 @@
-"""Tests of paper A's training algorithms: the risk rewrite (SupervisedRisk, PNU, OursEC, OursIter),
-Pseudo-Label, VAT and FixMatch (sslkit.algorithms.{risk_rewrite,pseudo_label,vat,fixmatch})."""
+"""Tests of paper A's training algorithms: the risk rewrite (SupervisedRisk, PNU, OursEC, OursIter;
+sslkit.algorithms.risk_rewrite), and over all of paper A's methods the unlabeled gradients, the prior-weighted
+supervised term and short fits. Pseudo-Label's, VAT's and FixMatch's own tests (with this file's toy models):
+test_algorithms_pseudo_label.py, test_algorithms_vat.py, test_algorithms_fixmatch.py."""
 
 import itertools
 
@@ -21,9 +23,7 @@ from sslkit.algorithms import (
     PseudoLabel,
     SupervisedRisk,
     batch_component_risks,
-    fixmatch_unsup_loss,
     prior_class_weights,
-    pseudo_labels,
     supervised_ce,
 )
 from sslkit.algorithms.base import logits_of
@@ -363,70 +363,6 @@ def test_unlabeled_part_of_each_ssl_loss_has_a_nonzero_parameter_gradient(make):
     assert (grads[0] - grads[1]).abs().max() > 1e-6
 
 
-# ------------------------------------------------------------------------- Pseudo-Label
-
-
-def test_pseudo_labels_only_above_threshold_and_loss_is_mean_over_whole_batch():
-    logits = torch.log(torch.tensor([[0.96, 0.04], [0.6, 0.4], [0.05, 0.95], [0.2, 0.8]]))
-    labels, mask = pseudo_labels(logits, 0.95)
-    assert labels.tolist() == [0, 0, 1, 1] and mask.tolist() == [1.0, 0.0, 1.0, 0.0]
-    assert pseudo_labels(logits, 0.5)[1].tolist() == [1.0] * 4
-    model = Table(8, 2)
-    with torch.no_grad():
-        model.W[4:].copy_(logits)
-    algo = PseudoLabel(0.95, warmup_epochs=0, lambda_u=2.0)
-    algo.setup(model, FitContext(num_classes=2, device=CPU))
-    x_l, y_l, x_u = ids(0, 4), torch.tensor([0, 1, 0, 1]), ids(4, 8)
-    out = algo.loss(model, Batch(x_l, y_l, x_u, step=0))
-    ce_u = F.cross_entropy(model.W[4:], labels, reduction="none")
-    unsup = (ce_u * mask).sum() / 4  # normalised by the whole unlabeled batch (4), not by the 2 confident
-    assert float(out.logs["unsup_loss"]) == pytest.approx(float(unsup.detach()), rel=1e-6)
-    assert float(out.loss.detach()) == pytest.approx(
-        float((F.cross_entropy(model.W[:4], y_l) + 2 * unsup).detach()), rel=1e-6
-    )
-    assert float(out.logs["mask_rate"]) == 0.5
-
-
-def test_pseudo_label_warmup_then_teacher_is_frozen():
-    X, y = blobs([6, 6, 6], seed=0)
-    Xu, _ = blobs([20, 20, 20], seed=1)
-    algo = PseudoLabel(0.9, warmup_epochs=2)
-    tr = Trainer(MLP(2, 3, hidden=(8,)), algo, epochs=4, batch_size=6, device="cpu", progress=False).fit(X, y, Xu)
-    assert algo.teacher_epochs_ == [2]
-    assert [r["unsup_loss"] for r in tr.history_[:2]] == [0.0, 0.0]
-    assert all(not p.requires_grad for p in algo.teacher_.parameters()) and not algo.teacher_.training
-    with pytest.raises(ValueError, match="threshold"):
-        PseudoLabel(1.5)
-
-
-# ------------------------------------------------------------------------- VAT
-
-
-def test_vat_keeps_bn_running_stats_and_uses_only_d_gradients():
-    torch.manual_seed(0)
-    model = BNNet().train()
-    x_l, y_l, x_u = torch.randn(8, 3), torch.tensor([0, 1, 2, 0, 1, 2, 0, 1]), torch.randn(16, 3) * 3
-    ref = BNNet().train()
-    ref.load_state_dict(model.state_dict())
-    ref(x_l)  # a labeled-only forward: the only update to the running statistics
-    algo = VAT(2.0)
-    out = algo.loss(model, Batch(x_l, y_l, x_u, step=0))
-    for name in ("running_mean", "running_var", "num_batches_tracked"):
-        assert torch.equal(getattr(model.bn, name), getattr(ref.bn, name))
-    assert all(p.grad is None for p in model.parameters())  # autograd.grad w.r.t. d only
-    with torch.no_grad():
-        p = torch.softmax(model(x_u)[0], 1)
-    r = algo.adversarial_perturbation(model, x_u, p)
-    assert torch.allclose(r.norm(dim=1), torch.full((16,), 2.0), atol=1e-4)
-    out.loss.backward()
-    assert model.fc.weight.grad.abs().sum() > 0
-    with pytest.raises(ValueError, match="eps"):
-        VAT(0.0)
-
-
-# ------------------------------------------------------------------------- supervised term of PL / VAT
-
-
 def test_prior_weighted_ce_is_an_unbiased_batch_estimate_of_the_pn_risk():
     gen = torch.Generator().manual_seed(3)
     y = torch.tensor([0, 0, 0, 0, 1, 2, 2])  # n = (4, 1, 2), not proportional to the prior
@@ -471,39 +407,6 @@ def test_pl_and_vat_with_a_prior_use_the_pn_risk_as_supervised_term(make):
     plain = make(None)
     plain.setup(MLP(2, 3, hidden=(8,)), FitContext(num_classes=3, device=CPU))
     assert plain.class_weights_ is None
-
-
-# ------------------------------------------------------------------------- FixMatch
-
-
-def test_fixmatch_mask_threshold_and_mean_over_whole_batch():
-    weak = torch.log(torch.tensor([[0.97, 0.03], [0.5, 0.5], [0.1, 0.9]]))
-    strong = torch.tensor([[0.0, 1.0], [2.0, 0.0], [1.0, 1.0]])
-    loss, mask = fixmatch_unsup_loss(weak, strong, 0.9)
-    assert mask.tolist() == [1.0, 0.0, 1.0]
-    ce = F.cross_entropy(strong, torch.tensor([0, 0, 1]), reduction="none")
-    assert float(loss) == pytest.approx(float((ce[0] + ce[2]) / 3), rel=1e-6)
-    assert float(fixmatch_unsup_loss(weak, strong, 0.99)[0]) == 0.0
-
-
-def test_fixmatch_views_normalisation_and_auto_augment():
-    ident = FixMatch(weak=lambda x: x, strong=lambda x: x.clamp(0, 1), mean=[0.5], std=[0.25])
-    x = torch.rand(4, 1, 8, 8)
-    xn = (x - 0.5) / 0.25
-    w, s = ident.views.pair(xn)
-    assert torch.allclose(w, xn, atol=1e-6) and torch.allclose(s, xn, atol=1e-6)  # de-/re-normalised
-    fm = FixMatch()
-    assert fm.views.family(torch.zeros(2, 5)) == "tabular"
-    assert fm.views.family(torch.zeros(2, 1, 28, 28)) == "mnist"
-    assert fm.views.family(torch.zeros(2, 3, 32, 32)) == "cifar"
-    with pytest.raises(ValueError, match="augment"):
-        fm.views.family(torch.zeros(2, 2, 8, 8))
-    with pytest.raises(ValueError, match="mean and std"):
-        FixMatch(mean=[0.5])
-    torch.manual_seed(0)
-    model = MLP(5, 2, hidden=(8,))
-    out = FixMatch(0.0).loss(model, Batch(torch.randn(4, 5), torch.tensor([0, 1, 0, 1]), torch.randn(6, 5), step=0))
-    assert float(out.logs["mask_rate"]) == 1.0 and float(out.logs["unsup_loss"]) > 0
 
 
 # ------------------------------------------------------------------------- end to end

@@ -1,6 +1,7 @@
-"""Tests of FlexMatch and FreeMatch (sslkit.algorithms.{flexmatch,freematch}), paper B's SSL methods:
-thresholds and their update order against hand computations (reference notes §4.2, §6 item 5), the
-fairness term, gradients of the unsupervised losses, labeled sets with missing classes and a tiny fit."""
+"""Tests of FlexMatch (sslkit.algorithms.flexmatch), paper B's SSL method: thresholds and their update order
+against hand computations (reference notes §4.2, §6 item 5), bad inputs; and over both FlexMatch and FreeMatch:
+gradients of the unsupervised losses, labeled sets with missing classes and a tiny fit (FreeMatch's own tests,
+its fairness term among them: test_algorithms_freematch.py)."""
 
 import math
 
@@ -9,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from sslkit.algorithms import Batch, FitContext, FlexMatch, FreeMatch, flexmatch_thresholds, freematch_fairness_loss
+from sslkit.algorithms import Batch, FitContext, FlexMatch, FreeMatch, flexmatch_thresholds
 from sslkit.engine import Trainer
 from sslkit.models import MLP
 
@@ -80,16 +81,6 @@ def test_unsupervised_loss_has_gradient_wrt_model_parameters(cls):
             assert float(out.logs["mask_rate"]) > 0 and float(out.logs["unsup_loss"]) > 0
     # the difference of the two gradients is the gradient of the unsupervised term
     assert (grads[0] - grads[1]).abs().max() > 1e-6
-
-
-def test_fairness_term_has_gradient():
-    torch.manual_seed(0)
-    z = torch.randn(6, 3, requires_grad=True)
-    mask = torch.tensor([1.0, 1, 0, 1, 0, 1])
-    loss = freematch_fairness_loss(z, mask, torch.tensor([0.5, 0.3, 0.2]), torch.tensor([0.4, 0.4, 0.2]))
-    loss.backward()
-    assert torch.isfinite(z.grad).all() and z.grad[mask.bool()].abs().max() > 0
-    assert torch.all(z.grad[~mask.bool()] == 0)  # unmasked rows do not enter
 
 
 # ------------------------------------------------------------------------------------------- FlexMatch
@@ -221,94 +212,6 @@ def test_flexmatch_exact_state_matches_brute_force_in_a_local_training_loop():
     assert len(latest) > 0 and torch.equal(algo.selected_label_, expected)
     sigma = torch.bincount(expected[expected >= 0], minlength=3).float()
     torch.testing.assert_close(algo.classwise_acc_, sigma / max(sigma.max().item(), float((expected < 0).sum())))
-
-
-# ------------------------------------------------------------------------------------------- FreeMatch
-
-
-def test_freematch_initial_state():
-    a = free(4)
-    torch.testing.assert_close(a.p_model_, torch.full((4,), 0.25))
-    torch.testing.assert_close(a.label_hist_, torch.full((4,), 0.25))
-    assert float(a.time_p_) == pytest.approx(0.25)
-
-
-@pytest.mark.parametrize("use_quantile", [False, True])
-def test_freematch_ema_updates_before_masking_equal_hand_computation(use_quantile):
-    m = 0.5
-    a = free(2, ema_p=m, use_quantile=use_quantile)
-    p = torch.tensor([[0.9, 0.1], [0.6, 0.4], [0.7, 0.3], [0.2, 0.8]])
-    out = a.loss(LogitsAreInputs(), Batch(logits_for([[0.9, 0.1]]), torch.tensor([0]), logits_for(p), step=0))
-    conf = np.array([0.9, 0.6, 0.7, 0.8])
-    batch_tau = np.quantile(conf, 0.8) if use_quantile else conf.mean()  # mean 0.75; quantile 0.82
-    tau = m * 0.5 + (1 - m) * batch_tau
-    p_model = m * 0.5 + (1 - m) * np.array([0.6, 0.4])  # mean p = (0.6, 0.4)
-    hist = m * 0.5 + (1 - m) * np.array([3, 1]) / 4  # argmax = 0, 0, 0, 1
-    assert float(a.time_p_) == pytest.approx(tau, abs=1e-6)
-    np.testing.assert_allclose(a.p_model_.numpy(), p_model, atol=1e-6)
-    np.testing.assert_allclose(a.label_hist_.numpy(), hist, atol=1e-6)
-    assert float(out.logs["tau"]) == pytest.approx(tau, abs=1e-6)
-    # the mask uses the *updated* statistics: thresholds tau * (1, 0.45 / 0.55)
-    thr = tau * p_model / p_model.max()
-    mask_after = conf >= thr[[0, 0, 0, 1]]
-    mask_before = conf >= 0.5  # with the initial tau = 1/2 and p~ uniform: all four in
-    assert mask_before.all() and not mask_after.all()
-    assert float(out.logs["mask_rate"]) == pytest.approx(mask_after.mean())
-
-
-def test_freematch_clip_thresh():
-    a = free(2, ema_p=0.0, clip_thresh=True)
-    a.update(torch.tensor([[0.99, 0.01], [0.02, 0.98]]))
-    assert float(a.time_p_) == pytest.approx(0.95)
-
-
-def test_fairness_term_on_a_hand_example():
-    # strong-view probabilities of 3 samples, C = 3; the third is masked out
-    q = np.array([[0.7, 0.2, 0.1], [0.6, 0.3, 0.1], [0.1, 0.1, 0.8]])
-    mask = torch.tensor([1.0, 1.0, 0.0])
-    p_model, label_hist = np.array([0.5, 0.3, 0.2]), np.array([0.5, 0.5, 0.0])  # empty class: 1/0 -> 0
-    # by hand: target = SumNorm(p~/h~) = SumNorm(1.0, 0.6, 0) = (0.625, 0.375, 0)
-    # q_bar = (0.65, 0.25, 0.1); h_s = (1, 0, 0) -> q_bar/h_s = (0.65, 0, 0) -> SumNorm = (1, 0, 0)
-    # L_f = 0.625 log(1 + 1e-12) + 0.375 log(1e-12) + 0 = 0.375 * log(1e-12)
-    expected = 0.625 * math.log(1 + 1e-12) + 0.375 * math.log(1e-12)
-    got = freematch_fairness_loss(
-        logits_for(q), mask, torch.tensor(p_model, dtype=torch.float32), torch.tensor(label_hist, dtype=torch.float32)
-    )
-    assert float(got) == pytest.approx(expected, rel=1e-5)
-    # a second example where both masked samples predict different classes
-    q2 = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3]])
-    q_bar, h_s = q2.mean(0), np.array([0.5, 0.5, 0.0])
-    mod_q = q_bar * np.array([2.0, 2.0, 0.0])
-    mod_q /= mod_q.sum()
-    target = np.array([0.5, 0.3, 0.2]) / np.array([0.25, 0.25, 0.5])
-    target /= target.sum()
-    expected2 = float((target * np.log(mod_q + 1e-12)).sum())
-    got2 = freematch_fairness_loss(
-        logits_for(q2), torch.ones(2), torch.tensor([0.5, 0.3, 0.2]), torch.tensor([0.25, 0.25, 0.5])
-    )
-    assert float(got2) == pytest.approx(expected2, rel=1e-5)
-    assert h_s.sum() == 1.0
-
-
-def test_fairness_term_is_zero_with_finite_gradient_when_nothing_is_masked():
-    z = torch.randn(5, 4, requires_grad=True)
-    loss = freematch_fairness_loss(z, torch.zeros(5), torch.full((4,), 0.25), torch.full((4,), 0.25))
-    assert float(loss.detach()) == 0.0
-    loss.backward()
-    assert torch.equal(z.grad, torch.zeros(5, 4))
-
-
-def test_freematch_bad_inputs():
-    with pytest.raises(ValueError, match="ema_p"):
-        FreeMatch(ema_p=1.0)
-    with pytest.raises(ValueError, match="lambda_e"):
-        FreeMatch(lambda_e=-1)
-    with pytest.raises(TypeError, match="use_quantile"):
-        FreeMatch(use_quantile=1)
-    with pytest.raises(ValueError, match="augment"):
-        FreeMatch(augment="audio")
-    with pytest.raises(RuntimeError, match="setup"):
-        FreeMatch().class_thresholds()
 
 
 # ----------------------------------------------------------------- missing classes and end-to-end fits

@@ -1,4 +1,7 @@
-"""L2RW and DS3L (paper C §4, F.3): the meta-gradient weights, the functional one-step update, the meta step."""
+"""sslkit.algorithms.meta_step, what L2RW and DS3L (paper C §4, F.3) share: the functional one-step update, the labeled
+loss at the stepped weights, the robust wrappers' contract and input checks; and the meta-set variants of the
+robust experiments. L2RW's and DS3L's own tests (with this file's toy problem): test_algorithms_l2rw.py,
+test_algorithms_ds3l.py."""
 
 import copy
 
@@ -19,7 +22,6 @@ from sslkit.algorithms import (
     SSLAlgorithm,
     Supervised,
     UnlabeledLosses,
-    l2rw_weights,
     weighted_mean,
 )
 from sslkit.algorithms.meta_step import labeled_loss_at, one_step, split_base_loss
@@ -72,58 +74,6 @@ def explicit_l2rw(model, batch, targets, lr, lam, supervised=True):
     return w / w.sum() if w.sum() > 0 else w, l_u.detach()
 
 
-@pytest.mark.parametrize("supervised", [True, False])
-def test_l2rw_weights_equal_the_clipped_negative_meta_gradient_of_an_explicit_step(supervised):
-    model, batch, targets = toy_problem()
-    algo = L2RW(Toy(targets, lambda_u=0.7), inner_lr=0.5, inner_supervised=supervised)
-    out = algo.loss(model, batch)
-    w_ref, l_u = explicit_l2rw(model, batch, targets, 0.5, 0.7, supervised)
-    assert torch.allclose(algo.weights_, w_ref, atol=1e-6)
-    assert float(algo.weights_.sum()) == pytest.approx(1.0, abs=1e-6) and bool((algo.weights_ >= 0).all())
-    assert 0 < int((algo.weights_ > 0).sum()) < 12
-    # closed form at ε = 0: -∂L_S(θ')/∂ε_j = α λ ∇L_S(θ')ᵀ ∇l_j(θ), θ' = θ - α ∇L_S(θ) (or θ)
-    W, b = model.weight.detach().clone().requires_grad_(), model.bias.detach().clone().requires_grad_()
-    if supervised:
-        gW, gb = torch.autograd.grad(F.cross_entropy(batch.x_l @ W.T + b, batch.y_l), (W, b))
-        W2, b2 = (W - 0.5 * gW).detach().requires_grad_(), (b - 0.5 * gb).detach().requires_grad_()
-    else:
-        W2, b2 = W, b
-    sW, sb = torch.autograd.grad(F.cross_entropy(batch.x_l @ W2.T + b2, batch.y_l), (W2, b2))
-    align = []
-    for j in range(12):
-        lj = F.cross_entropy((batch.x_u[j] @ W.T + b)[None], targets[j : j + 1])
-        jW, jb = torch.autograd.grad(lj, (W, b))
-        align.append(float((sW * jW).sum() + (sb * jb).sum()))
-    align = torch.clamp(torch.tensor(align), min=0)
-    assert torch.allclose(algo.weights_, align / align.sum(), atol=1e-5)
-    # the returned loss: L_0 + λ Σ_j w_j l_j, and the contract's per-sample view of it
-    sup = F.cross_entropy(model(batch.x_l), batch.y_l)
-    assert float(out.loss.detach()) == pytest.approx(float((sup + 0.7 * (w_ref * l_u).sum()).detach()), rel=1e-5)
-    assert float(weighted_mean(out.unlabeled.masked(), None).detach()) == pytest.approx(
-        float(out.logs["unsup_loss"]), rel=1e-5
-    )
-
-
-def test_l2rw_harmful_points_get_less_weight_and_the_step_leaves_the_model_alone():
-    model, batch, targets = toy_problem(n_u=40, harmful=20)
-    before = copy.deepcopy(model.state_dict())
-    algo = L2RW(Toy(targets), inner_lr=0.5)
-    algo.loss(model, batch)
-    w = algo.weights_
-    assert float(w[:20].sum()) < float(w[20:].sum())
-    assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())
-
-
-def test_l2rw_weight_normalisation_and_all_zero_case():
-    assert torch.equal(l2rw_weights(torch.tensor([1.0, 2.0])), torch.zeros(2))
-    w = l2rw_weights(torch.tensor([-1.0, 3.0, -3.0]))
-    assert torch.allclose(w, torch.tensor([0.25, 0.0, 0.75]))
-    with pytest.raises(ValueError, match="1-D"):
-        l2rw_weights(torch.zeros(2, 2))
-    with pytest.raises(ValueError, match="NaN"):
-        l2rw_weights(torch.tensor([float("nan")]))
-
-
 def test_one_step_is_the_functional_sgd_step_and_labeled_loss_uses_it():
     model, batch, targets = toy_problem()
     loss = F.cross_entropy(model(batch.x_l), batch.y_l)
@@ -147,58 +97,6 @@ def test_labeled_loss_at_leaves_batchnorm_statistics_alone():
     theta = dict(model.named_parameters())
     labeled_loss_at(model, theta, torch.randn(8, 3), torch.zeros(8, dtype=torch.long))
     assert torch.equal(model[1].running_mean, before)
-
-
-def ds3l_setup(meta_lr=1e-2, n_u=40, harmful=20):
-    model, batch, targets = toy_problem(n_u=n_u, harmful=harmful)
-    algo = DS3L(Toy(targets), inner_lr=0.5, meta_lr=meta_lr, hidden=16)
-    torch.manual_seed(1)
-    algo.setup(model, FitContext(num_classes=2))
-    return model, batch, algo
-
-
-def meta_loss(algo, model, batch):
-    sup, losses, out = split_base_loss(algo.base, model, batch)
-    probs = torch.softmax(out.unlabeled.logits.detach(), dim=1)
-    return algo.meta_objective(model, batch, sup, losses, probs)
-
-
-def test_ds3l_meta_network_receives_a_nonzero_gradient():
-    model, batch, algo = ds3l_setup()
-    grads = torch.autograd.grad(meta_loss(algo, model, batch), list(algo.meta_net_.parameters()))
-    assert all(bool(torch.isfinite(g).all()) for g in grads)
-    assert sum(float(g.abs().sum()) for g in grads) > 0
-
-
-def test_ds3l_one_outer_step_lowers_the_labeled_loss_after_the_inner_step():
-    model, batch, algo = ds3l_setup()
-    theta0 = copy.deepcopy(model.state_dict())
-    before = float(meta_loss(algo, model, batch).detach())
-    out = algo.loss(model, batch)  # one meta-network step (the model is not stepped)
-    assert float(out.logs["meta_loss"]) == pytest.approx(before, rel=1e-6)
-    assert all(torch.equal(v, model.state_dict()[k]) for k, v in theta0.items())
-    after = float(meta_loss(algo, model, batch).detach())
-    assert after < before
-    # the returned loss uses the updated meta-network's normalised weights
-    w = algo.weights_
-    assert float(w.sum()) == pytest.approx(1.0, abs=1e-5) and bool((w > 0).all())
-    l_u = F.cross_entropy(model(batch.x_u), algo.base.targets, reduction="none")
-    sup = F.cross_entropy(model(batch.x_l), batch.y_l)
-    assert float(out.loss.detach()) == pytest.approx(float((sup + (w * l_u).sum()).detach()), rel=1e-5)
-
-
-def test_ds3l_unlabeled_losses_do_not_step_the_meta_network():
-    model, batch, algo = ds3l_setup()
-    before = [p.clone() for p in algo.meta_net_.parameters()]
-    u = algo.unlabeled_losses(model, batch.x_u, batch.u_idx)
-    assert all(torch.equal(a, b) for a, b in zip(before, algo.meta_net_.parameters()))
-    # the base's per-sample losses weighted by the current meta-network, the weights normalised to sum 1
-    w = u.mask / u.losses.shape[0]
-    probs = torch.softmax(u.logits.detach().float(), dim=1)
-    v = algo.meta_net_(probs).detach()
-    assert torch.allclose(w, v / v.sum()) and float(w.sum()) == pytest.approx(1.0, abs=1e-6)
-    base = algo.base.unlabeled_losses(model, batch.x_u, batch.u_idx)
-    assert torch.allclose(u.losses, base.masked())
 
 
 def test_robust_wrappers_cannot_be_nested():

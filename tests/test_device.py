@@ -1,0 +1,59 @@
+"""sslkit.device: device names checked early ("gpu" refused at once, "cuda" accepted on a machine without one until it
+is used), "auto" resolved CUDA > MPS > CPU, unavailable devices refused with a clear error, and the single-threaded
+block that restores the thread count."""
+
+import pytest
+import torch
+
+from sslkit.device import DEVICE_TYPES, check_device, resolve_device, single_threaded
+
+
+@pytest.mark.parametrize("device", ["auto", None, "cpu", "cuda", "cuda:1", "mps", torch.device("cpu")])
+def test_check_device_accepts_every_device_sslkit_runs_on(device):
+    assert check_device(device) is device
+
+
+@pytest.mark.parametrize(
+    "device,exc", [("gpu", ValueError), ("xla", ValueError), ("cuda:x", ValueError), (0.5, TypeError)]
+)
+def test_check_device_refuses_the_others(device, exc):
+    with pytest.raises(exc, match="device"):
+        check_device(device)
+
+
+def test_auto_is_cuda_then_mps_then_cpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto") == torch.device("cuda") and resolve_device(None) == torch.device("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert resolve_device() == torch.device("mps")
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert resolve_device() == torch.device("cpu")
+    assert {d.type for d in (resolve_device("cpu"), torch.device("cpu"))} <= set(DEVICE_TYPES)
+
+
+def test_unavailable_and_unknown_devices_are_refused(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="CUDA is not available"):
+        resolve_device("cuda:0")
+    with pytest.raises(RuntimeError, match="MPS is not available"):
+        resolve_device("mps")
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        resolve_device("gpu")
+
+
+def test_single_threaded_sets_one_thread_and_restores_the_count_even_on_error():
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with single_threaded():
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with pytest.raises(KeyError), single_threaded("cpu"):
+            raise KeyError("boom")
+        assert torch.get_num_threads() == 2
+        with single_threaded("cuda"):  # a GPU's work is not done by CPU threads: nothing changes
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(old)

@@ -1,0 +1,48 @@
+"""sslkit.engine.schedules: FixMatch's cosine factor cos(7 pi t / (16 T)) at hand-computed points, clipped past T, and
+EarlyStopping's strict improvement rule and input checks. The loop that uses both: test_engine.py."""
+
+import math
+
+import pytest
+
+from sslkit.engine.schedules import EarlyStopping, cosine_lr_factor
+
+
+def test_cosine_factor_at_hand_computed_points():
+    assert cosine_lr_factor(0, 100) == 1.0
+    assert cosine_lr_factor(50, 100) == pytest.approx(math.cos(7 * math.pi / 32))
+    assert cosine_lr_factor(100, 100) == pytest.approx(math.cos(7 * math.pi / 16)) == pytest.approx(0.19509, abs=1e-5)
+    assert cosine_lr_factor(250, 100) == cosine_lr_factor(100, 100)  # clipped to T: never below cos(7 pi / 16) > 0
+    f = [cosine_lr_factor(t, 40) for t in range(41)]
+    assert all(a > b for a, b in zip(f, f[1:]))  # strictly decreasing on [0, T]
+
+
+@pytest.mark.parametrize("step,total,exc", [(-1, 10, ValueError), (1, 0, ValueError), (1.5, 10, TypeError)])
+def test_cosine_factor_bad_inputs(step, total, exc):
+    with pytest.raises(exc):
+        cosine_lr_factor(step, total)
+
+
+def test_early_stopping_improves_only_strictly_beyond_min_delta():
+    es = EarlyStopping(patience=3, min_delta=0.01)
+    assert es.is_improvement(0.52, 0.5) and not es.is_improvement(0.51, 0.5) and not es.is_improvement(0.505, 0.5)
+    assert EarlyStopping(min_delta=0).is_improvement(0.5000001, 0.5) and not EarlyStopping(min_delta=0).is_improvement(
+        0.5, 0.5
+    )
+    assert (EarlyStopping().patience, EarlyStopping().min_delta) == (20, 1e-4)  # paper A App. C
+
+
+@pytest.mark.parametrize(
+    "kw,exc,match",
+    [
+        ({"patience": 0}, ValueError, "patience must be positive"),
+        ({"min_delta": -0.1}, ValueError, "min_delta must be a finite number >= 0"),
+        ({"min_delta": math.inf}, ValueError, "min_delta"),
+        ({"min_delta": True}, ValueError, "min_delta"),
+        ({"start_epoch": -1}, ValueError, "start_epoch must be non-negative"),
+        ({"watch_warmup": 1}, TypeError, "watch_warmup must be True or False"),
+    ],
+)
+def test_early_stopping_bad_inputs(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        EarlyStopping(**kw)
