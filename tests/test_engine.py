@@ -463,23 +463,6 @@ def test_amp_auto_off_on_cpu_and_amp_true_warns():
     assert tr.amp_dtype_ is None
 
 
-# ------------------------------------------------------------------------------- predict and score
-
-
-def test_predict_proba_predict_score_consistent():
-    X, y = blobs(100)
-    tr = quiet(net(0), lr=1e-2, epochs=3).fit(X, y)
-    proba = tr.predict_proba(X)
-    pred = tr.predict(X, batch_size=7)
-    assert isinstance(proba, np.ndarray) and proba.shape == (100, 2) and proba.dtype == np.float32
-    assert np.allclose(proba.sum(1), 1, atol=1e-6)
-    assert pred.dtype == np.int64 and np.array_equal(pred, proba.argmax(1))
-    assert tr.score(X, y) == pytest.approx(np.mean(pred == y))
-    assert isinstance(tr.score(X, y), float)
-    with pytest.raises(ValueError, match="sample shape"):
-        tr.predict(np.zeros((3, 5)))
-
-
 def test_num_classes_inference_and_checks():
     X, y = blobs(60)
     y3 = y.copy()
