@@ -3,6 +3,7 @@ the methods, the coreset diagnostics, determinism and the errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -375,7 +376,7 @@ def test_validation_protocol_reports_the_best_validation_epoch_and_meta_learns_f
     clocks leave the validation passes out; DS3L runs on the meta-set."""
     task = build_task("quick", 0.5, seed=0)
     monkeypatch.setitem(PROTOCOLS, "quick", {**PROTOCOLS["quick"], "validation": True, "epochs": 6})
-    task = {**task, "X_val": task["X_test"], "y_val": task["y_test"]}
+    task = dataclasses.replace(task, meta={**task.meta, "X_val": task.X_test, "y_val": task.y_test})
     out = robust_run(protocol="quick", method="ds3l", ratio=0.5, seed=0, task=task)
     accs = [c[1] for c in out["curve"]]
     assert out["val_acc"] == pytest.approx(accs, abs=1e-3) and len(accs) == 6
