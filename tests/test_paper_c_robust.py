@@ -22,6 +22,7 @@ from sslkit.experiments.paper_c.robust import (
     robust_rows,
     robust_run,
 )
+from sslkit.task import Task
 
 #: how many of cpu_val's positive controls the committed records hold (the page and the report say the same)
 CPU_VAL_CONTROLS_HELD = 0
@@ -55,7 +56,8 @@ def test_paper_tables_hold_every_printed_cell():
 
 
 def test_composition_counts_ood_and_classes():
-    task = {"y_u": np.array([0, 1, 1, -1, -1, 2]), "is_ood": np.array([0, 0, 0, 1, 1, 0], bool), "num_classes": 3}
+    hidden = {"y_u": np.array([0, 1, 1, -1, -1, 2]), "is_ood": np.array([0, 0, 0, 1, 1, 0], bool)}
+    task = Task(X_l=np.zeros((3, 2)), y_l=np.arange(3), X_u=np.zeros((6, 2)), num_classes=3, meta=hidden)
     c = coreset_composition([1, 2, 3, 5], task)
     assert c["ood_fraction"] == 0.25
     assert c["class_fractions"] == pytest.approx([0, 2 / 3, 1 / 3])
