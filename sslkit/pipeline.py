@@ -61,9 +61,10 @@ from sslkit._checks import (
 )
 from sslkit.algorithms import LinearRiskAlgorithm, PerSampleRisk, SSLAlgorithm
 from sslkit.callbacks import CoresetSelection, warm_start_epochs
-from sslkit.engine import USB_SGD, Trainer
+from sslkit.engine import USB_SGD, TrainConfig, Trainer, fit
 from sslkit.engine.optim import fresh_start
 from sslkit.select import make_selector, selector_name
+from sslkit.task import Task
 
 __all__ = ["SELECTORS", "SSLPipeline", "coreset_schedule"]
 
@@ -295,24 +296,27 @@ class SSLPipeline(Params):
             )
             hooks += self.coreset_.hooks()
         self._initial_model = fresh_start(self.model, getattr(self, "_initial_model", None))
-        self.trainer_ = Trainer(
-            self.model,
-            algorithm,
+        config = TrainConfig(
             epochs=sched["epochs"],
             iterations_per_epoch="unlabeled",
             total_steps=sched["total_steps"],
             batch_size=self.batch_size,
             unlabeled_batch_size=self.unlabeled_batch_size,
-            hooks=hooks,
-            seed=self.seed,
-            device=self.device,
-            num_classes=self.num_classes,
-            progress=self.progress,
             **options,
         )
         X_l = X[torch.as_tensor(idx)] if isinstance(X, torch.Tensor) else np.asarray(X)[idx]
+        task = Task(X_l=X_l, y_l=y_l, X_u=X_u, X_val=X_val, y_val=y_val, num_classes=self.num_classes)
         t0, c0 = time.perf_counter(), time.process_time()
-        self.trainer_.fit(X_l, y_l, X_u, X_val, y_val)
+        self.trainer_ = fit(
+            task,
+            algorithm,
+            config,
+            seed=self.seed,
+            device=self.device,
+            hooks=hooks,
+            model=self.model,
+            progress=self.progress,
+        )
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         picks = self.coreset_.selections_ if self.coreset_ is not None else []
         sel_wall, sel_cpu = sum(s["seconds"] for s in picks), sum(s["cpu_seconds"] for s in picks)

@@ -3,8 +3,9 @@
 Layers, bottom to top; a module may import from its own layer and the layers below, never from above:
 
 0. the bottom: each paper's mathematics -- ``risk`` (A), ``select`` (B), ``coreset`` (C) -- and ``data``,
-   ``models``, ``features``, the shared checks ``_checks``, ``device`` and ``seeding``; the three papers'
-   mathematics are independent of each other (none of ``risk``, ``select``, ``coreset`` imports another);
+   ``models``, ``features``, the shared checks ``_checks``, ``device``, ``seeding`` and ``task`` (the data of one
+   run); the three papers' mathematics are independent of each other (none of ``risk``, ``select``, ``coreset``
+   imports another);
 1. ``algorithms`` (losses only) and ``active`` (the active-learning selections of paper B's baselines, with the
    training losses two of them need);
 2. ``engine`` and ``callbacks`` (the one loop and its callbacks);
@@ -24,6 +25,7 @@ LAYERS = {
     "_checks": 0,
     "device": 0,
     "seeding": 0,
+    "task": 0,
     "risk": 0,
     "select": 0,
     "coreset": 0,

@@ -3,6 +3,7 @@ the methods, the coreset diagnostics, determinism and the errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ from sslkit.experiments.paper_c.robust import (
     robust_rows,
     robust_run,
 )
+from sslkit.task import Task
 
 #: how many of cpu_val's positive controls the committed records hold (the page and the report say the same)
 CPU_VAL_CONTROLS_HELD = 0
@@ -54,7 +56,8 @@ def test_paper_tables_hold_every_printed_cell():
 
 
 def test_composition_counts_ood_and_classes():
-    task = {"y_u": np.array([0, 1, 1, -1, -1, 2]), "is_ood": np.array([0, 0, 0, 1, 1, 0], bool), "num_classes": 3}
+    hidden = {"y_u": np.array([0, 1, 1, -1, -1, 2]), "is_ood": np.array([0, 0, 0, 1, 1, 0], bool)}
+    task = Task(X_l=np.zeros((3, 2)), y_l=np.arange(3), X_u=np.zeros((6, 2)), num_classes=3, meta=hidden)
     c = coreset_composition([1, 2, 3, 5], task)
     assert c["ood_fraction"] == 0.25
     assert c["class_fractions"] == pytest.approx([0, 2 / 3, 1 / 3])
@@ -375,7 +378,7 @@ def test_validation_protocol_reports_the_best_validation_epoch_and_meta_learns_f
     clocks leave the validation passes out; DS3L runs on the meta-set."""
     task = build_task("quick", 0.5, seed=0)
     monkeypatch.setitem(PROTOCOLS, "quick", {**PROTOCOLS["quick"], "validation": True, "epochs": 6})
-    task = {**task, "X_val": task["X_test"], "y_val": task["y_test"]}
+    task = dataclasses.replace(task, meta={**task.meta, "X_val": task.X_test, "y_val": task.y_test})
     out = robust_run(protocol="quick", method="ds3l", ratio=0.5, seed=0, task=task)
     accs = [c[1] for c in out["curve"]]
     assert out["val_acc"] == pytest.approx(accs, abs=1e-3) and len(accs) == 6

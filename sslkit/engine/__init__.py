@@ -74,6 +74,7 @@ infinite although the loss was finite, raise ``FloatingPointError`` naming the e
 
 from sslkit.algorithms.base import Hook
 
+from .fitting import TrainConfig, fit
 from .inference import Predictor
 from .inputs import check_hooks
 from .optim import USB_SGD
@@ -86,8 +87,10 @@ __all__ = [
     "EarlyStopping",
     "Hook",
     "Predictor",
+    "TrainConfig",
     "Trainer",
     "UnlabeledSampler",
     "check_hooks",
     "cosine_lr_factor",
+    "fit",
 ]

@@ -41,11 +41,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable
 
 import numpy as np
 import torch
 
+import sslkit.task
 from sslkit._checks import check_count, check_seed
 from sslkit.experiments.paper_numbers import load as load_paper_numbers
 from sslkit.experiments.paper_numbers import mean_std
@@ -124,6 +124,22 @@ PROTOCOL = {
         n_unlabeled_multiclass=1000,
     ),
 }
+
+
+def supervised_config():
+    """App. C's protocol for a supervised network (the supervised-baseline page, App. B's held-out losses) as a
+    :class:`sslkit.engine.TrainConfig`: Adam (lr 1e-3, weight decay 1e-4), batches of 64, at most 200 epochs,
+    early stopping on validation accuracy with patience 20 and min-delta 1e-4."""
+    from sslkit.engine import EarlyStopping, TrainConfig
+
+    return TrainConfig(
+        optimizer="adam",
+        lr=1e-3,
+        weight_decay=1e-4,
+        epochs=200,
+        batch_size=64,
+        early_stopping=EarlyStopping(patience=20, min_delta=1e-4),
+    )
 
 
 def settings_of(dataset: str) -> tuple:
@@ -221,35 +237,24 @@ def placed(values, order) -> list:
 # ------------------------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class Task:
-    """The data of one run of paper A §6.2, ready for :class:`sslkit.engine.Trainer`.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Task(sslkit.task.Task):
+    """The data of one run of paper A §6.2: a :class:`sslkit.task.Task` (trained by :func:`sslkit.engine.fit`) with
+    the prior and provenance the tables' methods and records read.
 
     ``X_*`` are float32 tensors (tabular ``(N, d)``, images ``(N, C, H, W)``), ``y_*`` int64 tensors.
     ``prior`` is θ (numpy, sums to 1); ``labeled_counts`` the per-class counts actually drawn;
     ``indices`` the rows used (``labeled``, ``unlabeled``, ``val`` index the training data of the source,
-    ``test`` the official test split when ``official_test`` else the training data too).
+    ``test`` the official test split when ``official_test`` else the training data too); ``make_model()`` builds
+    a fresh model of App. C (MLP with the paper's widths, or the LeNet-like CNN).
     """
 
     dataset: str
-    X_l: torch.Tensor
-    y_l: torch.Tensor
-    X_u: torch.Tensor
-    X_val: torch.Tensor
-    y_val: torch.Tensor
-    X_test: torch.Tensor
-    y_test: torch.Tensor
     prior: np.ndarray
-    num_classes: int
     input_shape: tuple
     labeled_counts: list
     official_test: bool
     indices: dict
-    model_factory: Callable = dataclasses.field(repr=False)
-
-    def make_model(self) -> torch.nn.Module:
-        """A fresh model of App. C (MLP with the paper's widths, or the LeNet-like CNN); seed torch first."""
-        return self.model_factory()
 
 
 @functools.lru_cache(maxsize=8)

@@ -24,6 +24,7 @@ from .protocol import (
     regime_class_order,
     settings_of,
     source_dataset,
+    supervised_config,
 )
 
 
@@ -36,25 +37,19 @@ def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto",
     ``watch_warmup=True`` lets the warm-up epochs compete for the best checkpoint too (patience still counts
     after them only; :class:`sslkit.engine.EarlyStopping`); the tables use False.
     """
-    from sslkit.engine import EarlyStopping, Trainer
-    from sslkit.seeding import seed_everything
+    from sslkit.engine import EarlyStopping, TrainConfig, fit
 
     if scale not in PROTOCOL:
         raise ValueError(f"scale must be one of {tuple(PROTOCOL)}, got {scale!r}")
     p = PROTOCOL[scale]
     start = time.perf_counter()
-    seed_everything(seed)
-    model = task.make_model()
     stopping = EarlyStopping(
         patience=p["patience"],
         min_delta=p["min_delta"],
         start_epoch=algorithm.warmup_epochs,
         watch_warmup=watch_warmup,
     )
-    trainer = Trainer(
-        model,
-        algorithm,
-        device=device,
+    config = TrainConfig(
         optimizer="adam",
         lr=p["lr"],
         weight_decay=p["weight_decay"],
@@ -62,11 +57,8 @@ def fit_task(task, algorithm, seed: int, *, scale: str = "paper", device="auto",
         batch_size=p["batch_size"],
         unlabeled_batch_size=p["unlabeled_batch_size"],
         early_stopping=stopping,
-        seed=seed,
-        progress=False,
-        num_classes=task.num_classes,
     )
-    trainer.fit(task.X_l, task.y_l, task.X_u, task.X_val, task.y_val)
+    trainer = fit(task, algorithm, config, seed=seed, device=device)
     metrics = {
         "test_acc": 100.0 * trainer.score(task.X_test, task.y_test),
         "best_val_acc": 100.0 * float(trainer.best_val_acc_),
@@ -299,32 +291,26 @@ def supervised_baseline_run(dataset: str, n1: int, n2: int, seed: int, *, device
     ``seed`` (``seed_everything`` before it is built), so a run does not depend on the runs before it."""
     from sslkit.algorithms import Supervised
     from sslkit.data import make_split, standardize
-    from sslkit.engine import EarlyStopping, Trainer
+    from sslkit.engine import fit
     from sslkit.models import MLP, PAPER_A_MLP_HIDDEN
-    from sslkit.seeding import seed_everything
+    from sslkit.task import Task
 
     ds = baseline_dataset(dataset)
     split = make_split(ds.y, [n1, n2], n_val=60, n_test=int(0.3 * len(ds.y)), seed=seed)
     train_rows = np.concatenate([split.labeled, split.unlabeled])
     _, X_l, X_val, X_test = standardize(ds.X[train_rows], ds.X[split.labeled], ds.X[split.val], ds.X[split.test])
-    seed_everything(seed)
-    model = MLP(ds.X.shape[1], 2, hidden=PAPER_A_MLP_HIDDEN[dataset], dropout=0.2)
-    trainer = Trainer(
-        model,
-        Supervised(),
-        device=device,
-        optimizer="adam",
-        lr=1e-3,
-        weight_decay=1e-4,
-        epochs=200,
-        batch_size=64,
-        early_stopping=EarlyStopping(patience=20, min_delta=1e-4),
-        seed=seed,
-        progress=False,
+    task = Task(
+        X_l=X_l,
+        y_l=ds.y[split.labeled],
+        X_val=X_val,
+        y_val=ds.y[split.val],
+        X_test=X_test,
+        y_test=ds.y[split.test],
+        model_factory=functools.partial(MLP, ds.X.shape[1], 2, hidden=PAPER_A_MLP_HIDDEN[dataset], dropout=0.2),
     )
-    trainer.fit(X_l, ds.y[split.labeled], X_val=X_val, y_val=ds.y[split.val])
+    trainer = fit(task, Supervised(), supervised_config(), seed=seed, device=device)
     return {
-        "test_acc": 100 * trainer.score(X_test, ds.y[split.test]),
+        "test_acc": 100 * trainer.score(task.X_test, task.y_test),
         "best_epoch": trainer.best_epoch_,
         "epochs": trainer.epochs_run_,
     }

@@ -233,9 +233,12 @@ def heldout_losses_multiclass(dataset, *, train_fraction=0.2, labeled_per_class=
     cross-entropy loss matrix of the pool (N_pool, k), the pool labels and the pool accuracy."""
     from sslkit.algorithms import Supervised
     from sslkit.data import make_split, standardize
-    from sslkit.engine import EarlyStopping, Trainer
+    from sslkit.engine import fit
     from sslkit.models import MLP
     from sslkit.risk import loss_matrix
+    from sslkit.task import Task
+
+    from .protocol import supervised_config
 
     k = dataset.num_classes
     n_pool = int(round((1 - train_fraction) * len(dataset.y)))
@@ -244,22 +247,14 @@ def heldout_losses_multiclass(dataset, *, train_fraction=0.2, labeled_per_class=
     _, X_l, X_val, X_pool = standardize(
         dataset.X[train_rows], dataset.X[split.labeled], dataset.X[split.val], dataset.X[split.test]
     )
-    torch.manual_seed(seed)  # the initial weights
-    model = MLP(dataset.X.shape[1], k, hidden=(256,), dropout=0.2)
-    trainer = Trainer(
-        model,
-        Supervised(),
-        device=device,
-        optimizer="adam",
-        lr=1e-3,
-        weight_decay=1e-4,
-        epochs=200,
-        batch_size=64,
-        early_stopping=EarlyStopping(patience=20, min_delta=1e-4),
-        seed=seed,
-        progress=False,
+    task = Task(
+        X_l=X_l,
+        y_l=dataset.y[split.labeled],
+        X_val=X_val,
+        y_val=dataset.y[split.val],
+        model_factory=lambda: MLP(dataset.X.shape[1], k, hidden=(256,), dropout=0.2),
     )
-    trainer.fit(X_l, dataset.y[split.labeled], X_val=X_val, y_val=dataset.y[split.val])
+    trainer = fit(task, Supervised(), supervised_config(), seed=seed, device=device)  # the weights drawn under seed
     net = trainer.eval_model.eval()
     with torch.no_grad():
         logits, _ = net(torch.as_tensor(X_pool, dtype=torch.float32, device=trainer.device_))

@@ -291,48 +291,53 @@ def train_supervised(
 
     from sslkit.active import LearnLossTraining, LossPredictionNet, MCDALNet, MCDALTraining
     from sslkit.algorithms import Supervised
-    from sslkit.engine import Trainer
-    from sslkit.seeding import seed_everything
+    from sslkit.engine import TrainConfig, fit
+    from sslkit.task import Task
 
     p = resolve_protocol(protocol, TABLE2_PROTOCOLS)
     labeled = np.asarray(labeled, dtype=np.int64)
     view = {"augment": p["augment"], "mean": mean, "std": std}
-    seed_everything(check_seed(seed))
-    backbone = _make_backbone(p, tuple(X.shape[1:]), num_classes)
+    X_u = None
     if kind == "plain":
-        model, algo, X_u = backbone, Supervised(**view), None
+        algo = Supervised(**view)
     elif kind == "learnloss":
-        layers, with_features = LOSS_LAYERS[p["model"]]
-        model = LossPredictionNet(backbone, layers, tuple(X.shape[1:]), include_features=with_features)
-        algo, X_u = LearnLossTraining(**view), None
+        algo = LearnLossTraining(**view)
     elif kind == "mcdal":
-        model, algo = MCDALNet(backbone), MCDALTraining(**view)
+        algo = MCDALTraining(**view)
         mask = np.ones(X.shape[0], dtype=bool)
         mask[labeled] = False
         X_u = X[torch.as_tensor(np.flatnonzero(mask))]
     else:
         raise ValueError(f"kind must be 'plain', 'learnloss' or 'mcdal', got {kind!r}")
-    epochs = p["epochs"] if epochs is None else epochs
-    trainer = Trainer(
-        model,
-        algo,
-        device=device,
+
+    def make_model():  # the backbone, wrapped with the kind's extra heads
+        backbone = _make_backbone(p, tuple(X.shape[1:]), num_classes)
+        if kind == "learnloss":
+            layers, with_features = LOSS_LAYERS[p["model"]]
+            return LossPredictionNet(backbone, layers, tuple(X.shape[1:]), include_features=with_features)
+        return MCDALNet(backbone) if kind == "mcdal" else backbone
+
+    idx = torch.as_tensor(labeled)
+    task = Task(
+        X_l=X[idx],
+        y_l=torch.as_tensor(y[labeled]),
+        X_u=X_u,
+        num_classes=num_classes,
+        model_factory=make_model,
+    )
+    config = TrainConfig(
         optimizer="sgd",
         lr=p["lr"],
         momentum=p["momentum"],
         nesterov=False,
         weight_decay=p["weight_decay"],
         schedule=p["schedule"],
-        epochs=epochs,
+        epochs=p["epochs"] if epochs is None else epochs,
         batch_size=p["batch_size"],
         unlabeled_batch_size=p["batch_size"],
-        seed=seed,
-        progress=False,
-        num_classes=num_classes,
     )
     start = time.perf_counter()
-    idx = torch.as_tensor(labeled)
-    trainer.fit(X[idx], torch.as_tensor(y[labeled]), X_u)
+    trainer = fit(task, algo, config, seed=check_seed(seed), device=device)
     metrics = {
         "test_acc": 100.0 * float(trainer.score(X_test, torch.as_tensor(y_test))),
         "labeled_classes": int(np.unique(y[labeled]).size),

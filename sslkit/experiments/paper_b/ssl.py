@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import time
 
@@ -186,9 +187,9 @@ def train_ssl(
 
     from sslkit.algorithms import FlexMatch, FreeMatch, Supervised
     from sslkit.data import image_stats, images_to_tensor
-    from sslkit.engine import Trainer
+    from sslkit.engine import Hook, TrainConfig, fit
     from sslkit.models import MLP, LeNetMNIST, wrn28_2
-    from sslkit.seeding import seed_everything
+    from sslkit.task import Task
 
     if algorithm not in ARMS:
         raise ValueError(f"algorithm must be one of {ARMS}, got {algorithm!r}")
@@ -228,25 +229,29 @@ def train_ssl(
     else:
         raise ValueError(f"protocol model must be 'wrn28_2', 'lenet_mnist' or 'mlp', got {p['model']!r}")
 
-    seed_everything(seed)
     if p["model"] == "mlp":
-        model = MLP(Xt.shape[1], num_classes, hidden=(256,), dropout=0.0)
+        factory = functools.partial(MLP, Xt.shape[1], num_classes, hidden=(256,), dropout=0.0)
     elif p["model"] == "lenet_mnist":
-        model = LeNetMNIST(num_classes)
+        factory = functools.partial(LeNetMNIST, num_classes)
     else:
-        model = wrn28_2(num_classes)
+        factory = functools.partial(wrn28_2, num_classes)
     if algorithm == "FreeMatch":
         algo = FreeMatch(augment=augment, **norm)
     elif algorithm == "FlexMatch":
         algo = FlexMatch(num_unlabeled=Xt.shape[0], augment=augment, **norm)
     else:
         algo = Supervised(augment=augment, **norm)
-    initial_model = copy.deepcopy(model) if return_models else None
-    start = time.perf_counter()
-    trainer = Trainer(
-        model,
-        algo,
-        device=device,
+    # labeled: the chosen rows; unlabeled: every training row (USB's classic-CV setup)
+    task = Task(
+        X_l=Xt[torch.as_tensor(labeled)],
+        y_l=torch.as_tensor(y_train[labeled]),
+        X_u=Xt,
+        X_test=Xs,
+        y_test=torch.as_tensor(y_test),
+        num_classes=num_classes,
+        model_factory=factory,
+    )
+    config = TrainConfig(
         optimizer="sgd",
         lr=p["lr"],
         weight_decay=p["weight_decay"],
@@ -258,14 +263,14 @@ def train_ssl(
         batch_size=p["batch_size"],
         unlabeled_batch_size=p["uratio"] * p["batch_size"],
         ema_decay=p["ema_decay"],
-        seed=seed,
-        progress=progress,
-        num_classes=num_classes,
         decay_norm_and_bias=False,
     )
-    trainer.fit(Xt[torch.as_tensor(labeled)], torch.as_tensor(y_train[labeled]), Xt)
+    initial = []  # the weights before training, for an active-learning loop that compares with them
+    hooks = [Hook(lambda tr: initial.append(copy.deepcopy(tr.model)), every=None, when="before", name="initial")]
+    start = time.perf_counter()
+    trainer = fit(task, algo, config, seed=seed, device=device, hooks=hooks if return_models else (), progress=progress)
     out = {
-        "test_acc": 100.0 * float(trainer.score(Xs, torch.as_tensor(y_test))),
+        "test_acc": 100.0 * float(trainer.score(task.X_test, task.y_test)),
         "labeled_classes": int(np.unique(y_train[labeled]).size),
         "steps": int(p["epochs"] * p["iterations_per_epoch"]),
         "train_seconds": round(time.perf_counter() - start, 3),
@@ -273,7 +278,7 @@ def train_ssl(
     if return_models:
         out.update(
             model=trainer.eval_model,
-            initial_model=initial_model,
+            initial_model=initial[0],
             inputs=Xt,
             views={"augment": augment, "mean": norm.get("mean"), "std": norm.get("std")},
         )

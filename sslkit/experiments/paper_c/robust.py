@@ -66,6 +66,7 @@ from sslkit.data import (
 )
 from sslkit.engine import USB_SGD
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
+from sslkit.task import Task
 
 from .meta_sets import MetaDS3L, MetaL2RW
 from .robust_paper import CONTROLS, PAPER_TABLE11, PAPER_TABLE12
@@ -224,18 +225,18 @@ def _check_ratio(p: dict, ratio) -> float:
     return float(ratio)
 
 
-def build_task(protocol: str, ratio: float, seed: int) -> dict:
-    """The arrays of one run: ``X_l, y_l, X_u, X_test, y_test`` (float32 tensors / int64 arrays), the number
-    of classes, the normalisation of image inputs, and two diagnostics of the unlabeled set that training
-    never sees: ``is_ood`` (bool per unlabeled sample; all False under imbalance) and ``y_u`` (its hidden
-    labels, -1 for OOD samples).
+def build_task(protocol: str, ratio: float, seed: int) -> Task:
+    """The :class:`~sslkit.task.Task` of one run: ``X_l, y_l, X_u, X_test, y_test`` (float32 tensors / int64
+    arrays), the number of classes, and in ``meta`` the normalisation of image inputs and two diagnostics of the
+    unlabeled set that training never sees: ``is_ood`` (bool per unlabeled sample; all False under imbalance)
+    and ``y_u`` (its hidden labels, -1 for OOD samples).
 
     OOD: :func:`sslkit.data.ood_split`; labels are remapped to ``0..5``; the test set is the ID part of the
     official test split (digits: the split's ``n_val`` ID samples, as digits has no test split).
     Imbalance: :func:`sslkit.data.imbalanced_split`; the official test split (digits: the ``n_val``
     samples). Paper-scale validation sets are drawn (so the unlabeled and labeled draws match the paper's
     sizes); a protocol with ``"validation"`` (``cpu_val``) also returns them as ``X_val, y_val`` (ID labels),
-    the others do not use them."""
+    the others do not use them (``meta``: the trainer does not see them)."""
     p = _protocol(protocol)
     ratio = _check_ratio(p, ratio)
     ds = load_dataset(p["dataset"])
@@ -270,52 +271,55 @@ def build_task(protocol: str, ratio: float, seed: int) -> dict:
     else:
         mean, std = _MEANS[p["dataset"]]
         X_l, X_u, X_test, *X_val = (images_to_tensor(a, mean, std) for a in raw)
+    # the validation set is the run's own (model selection, the meta set of L2RW / DS3L): the trainer never sees it
     val = {"X_val": X_val[0], "y_val": np.asarray(y_val, dtype=np.int64)} if X_val else {}
-    return {
-        "X_l": X_l,
-        "y_l": np.asarray(y_l, dtype=np.int64),
-        "X_u": X_u,
-        "y_u": np.asarray(y_u, dtype=np.int64),  # hidden labels (-1 = OOD): diagnostics only
-        "is_ood": np.asarray(is_ood, dtype=bool),  # diagnostics only
-        "X_test": X_test,
-        "y_test": np.asarray(y_test, dtype=np.int64),
-        "num_classes": num_classes,
-        "mean": mean,
-        "std": std,
-        "source": ds.source,
-        **val,
-    }
+    return Task(
+        X_l=X_l,
+        y_l=np.asarray(y_l, dtype=np.int64),
+        X_u=X_u,
+        X_test=X_test,
+        y_test=np.asarray(y_test, dtype=np.int64),
+        num_classes=num_classes,
+        meta={
+            "y_u": np.asarray(y_u, dtype=np.int64),  # hidden labels (-1 = OOD): diagnostics only
+            "is_ood": np.asarray(is_ood, dtype=bool),  # diagnostics only
+            "mean": mean,
+            "std": std,
+            "source": ds.source,
+            **val,
+        },
+    )
 
 
 @functools.lru_cache(maxsize=2)
-def cached_task(protocol: str, ratio: float, seed: int) -> dict:
+def cached_task(protocol: str, ratio: float, seed: int) -> Task:
     """:func:`build_task` of ``(protocol, ratio, seed)``, built once and shared by the runs that need it in this
     process (a run does not modify its task)."""
     return build_task(protocol, ratio, seed)
 
 
-def _model(p: dict, task: dict, seed: int) -> torch.nn.Module:
+def _model(p: dict, task: Task, seed: int) -> torch.nn.Module:
     torch.manual_seed(seed)
-    k = task["num_classes"]
+    k = task.num_classes
     if p["model"] == "mlp":
-        return MLP(task["X_l"].shape[1], k, hidden=(128,))
+        return MLP(task.X_l.shape[1], k, hidden=(128,))
     if p["model"] == "paper_c_cnn":
         return PaperCMNISTCNN(k)
     return wrn28_2(k)
 
 
-def _algorithm(method: str, p: dict, task: dict | None = None, seed: int = 0):
+def _algorithm(method: str, p: dict, task: Task | None = None, seed: int = 0):
     vat = VAT(p["vat_eps"])
     if method == "supervised":
         return Supervised()
     meta = {"meta_batch_size": p["batch_size"], "seed": seed}
     if method == "l2rw":  # Ren et al.'s look-ahead step uses the optimiser's learning rate
         if p.get("validation"):
-            return MetaL2RW(vat, inner_lr=p["lr"]).bind_meta_set(task["X_val"], task["y_val"], **meta)
+            return MetaL2RW(vat, inner_lr=p["lr"]).bind_meta_set(task.meta["X_val"], task.meta["y_val"], **meta)
         return L2RW(vat, inner_lr=p["lr"])
     if method == "ds3l":
         if p.get("validation"):
-            return MetaDS3L(vat).bind_meta_set(task["X_val"], task["y_val"], **meta)
+            return MetaDS3L(vat).bind_meta_set(task.meta["X_val"], task.meta["y_val"], **meta)
         return DS3L(vat)
     if method == "crust":
         return CrustMixup(vat)  # "crust_nomixup" (ABLATIONS): CRUST's coresets, plain VAT
@@ -356,7 +360,7 @@ def robust_run(
     if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
         raise ValueError(f"epochs must be a positive int or None (the protocol's {p['epochs']}), got {epochs!r}")
     task = task if task is not None else cached_task(protocol, ratio, seed)
-    n_u, B, T = task["X_u"].shape[0], p["batch_size"], epochs or p["epochs"]
+    n_u, B, T = task.X_u.shape[0], p["batch_size"], epochs or p["epochs"]
     hooks, selector = [], None
     epochs, total = T, T * math.ceil(n_u / B)
     if method in CORESET_METHODS:
@@ -380,7 +384,7 @@ def robust_run(
 
         def validate(tr):  # model selection: accuracy on the validation set after every epoch (CPU time kept apart)
             c0 = time.process_time()
-            val_acc.append(round(100.0 * tr.score(task["X_val"], task["y_val"]), 4))
+            val_acc.append(round(100.0 * tr.score(task.meta["X_val"], task.meta["y_val"]), 4))
             val_cpu.append(time.process_time() - c0 + (val_cpu[-1] if val_cpu else 0.0))
 
         hooks.append(Hook(validate, name="validation"))

@@ -8,15 +8,15 @@ import numpy as np
 __all__ = ["coreset_composition", "robust_rows"]
 
 
-def coreset_composition(indices, task: dict) -> dict:
+def coreset_composition(indices, task) -> dict:
     """What a coreset holds: ``ood_fraction`` (share of OOD samples) and ``class_fractions`` (share of each
     ID class among its ID samples), from the hidden diagnostics of :func:`.robust.build_task`."""
     idx = np.asarray(indices, dtype=np.int64)
-    y = task["y_u"][idx]
+    y = task.meta["y_u"][idx]
     ids = y[y >= 0]
-    counts = np.bincount(ids, minlength=task["num_classes"])
+    counts = np.bincount(ids, minlength=task.num_classes)
     return {
-        "ood_fraction": round(float(task["is_ood"][idx].mean()), 6),
+        "ood_fraction": round(float(task.meta["is_ood"][idx].mean()), 6),
         "class_fractions": [round(float(c), 6) for c in counts / max(len(ids), 1)],
     }
 

@@ -38,9 +38,10 @@ import torch
 from sslkit.algorithms import VAT, FixMatch, Hook, MeanTeacher
 from sslkit.callbacks import CoresetSelection, warm_start_epochs
 from sslkit.data import images_to_tensor, load_dataset, make_split, standardize
-from sslkit.engine import USB_SGD, Trainer
+from sslkit.engine import USB_SGD, TrainConfig, fit
 from sslkit.experiments import paper_numbers
 from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
+from sslkit.task import Task
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -158,10 +159,11 @@ _MEANS = {
 }
 
 
-def build_task(protocol: str, seed: int) -> dict:
-    """The arrays of one run: ``X_l, y_l, X_u, X_test, y_test`` (float32 tensors / int64 arrays; ``y_u``, the
-    hidden labels of the unlabeled set, only for diagnostics such as a coreset's class proportions), the
-    number of classes, the normalisation (mean, std) of image inputs and the data's provenance.
+def build_task(protocol: str, seed: int) -> Task:
+    """The :class:`~sslkit.task.Task` of one run: ``X_l, y_l, X_u, X_test, y_test`` (float32 tensors / int64
+    arrays), the number of classes, and in ``meta`` the hidden labels ``y_u`` of the unlabeled set (only for
+    diagnostics such as a coreset's class proportions), the normalisation (``mean``, ``std``) of image inputs and
+    the data's provenance (``source``, ``notes``).
 
     The labeled set is class-balanced (``labeled_per_class``); the unlabeled set is drawn from the rest of
     the training split (all of it when ``n_unlabeled`` is None, as in paper C: the labeled images are not
@@ -198,23 +200,20 @@ def build_task(protocol: str, seed: int) -> dict:
         X_l, X_u, X_test = (
             images_to_tensor(a, mean, std) for a in (ds.X[split.labeled], ds.X[split.unlabeled], X_test_raw)
         )
-    return {
-        "X_l": X_l,
-        "y_l": ds.y[split.labeled],
-        "X_u": X_u,
-        "y_u": ds.y[split.unlabeled],  # the unlabeled set's hidden labels: for diagnostics only
-        "X_test": X_test,
-        "y_test": y_test,
-        "num_classes": ds.num_classes,
-        "mean": mean,
-        "std": std,
-        "source": ds.source,
-        "notes": ds.notes,
-    }
+    return Task(
+        X_l=X_l,
+        y_l=ds.y[split.labeled],
+        X_u=X_u,
+        X_test=X_test,
+        y_test=y_test,
+        num_classes=ds.num_classes,
+        # the unlabeled set's hidden labels ``y_u`` are for diagnostics only
+        meta={"y_u": ds.y[split.unlabeled], "mean": mean, "std": std, "source": ds.source, "notes": ds.notes},
+    )
 
 
 @functools.lru_cache(maxsize=2)
-def cached_task(protocol: str, seed: int) -> dict:
+def cached_task(protocol: str, seed: int) -> Task:
     """:func:`build_task` of ``(protocol, seed)``, built once and shared by the runs of that seed in this process
     (a run does not modify its task). Two are kept: a grid runs seed by seed."""
     return build_task(protocol, seed)
@@ -238,23 +237,23 @@ def trainer_options(p: dict) -> dict:
     }
 
 
-def make_model(protocol: str, task: dict, seed: int) -> torch.nn.Module:
+def make_model(protocol: str, task: Task, seed: int) -> torch.nn.Module:
     """The protocol's network, initialised under ``seed``."""
     p = protocol_of(protocol)
     torch.manual_seed(seed)
-    k = task["num_classes"]
+    k = task.num_classes
     if p["model"] == "mlp":
-        return MLP(task["X_l"].shape[1], k, hidden=(128,))
+        return MLP(task.X_l.shape[1], k, hidden=(128,))
     if p["model"] == "paper_c_cnn":
         return PaperCMNISTCNN(k)
     return wrn28_2(k)
 
 
-def make_algorithm(name: str, protocol: str, task: dict):
+def make_algorithm(name: str, protocol: str, task: Task):
     """VAT (ε of the protocol, λ = 1), Mean Teacher (λ = 8, ramp-up over 40 % of the steps) or FixMatch
     (τ = 0.95, λ = 1), with the views of the data family."""
     p = protocol_of(protocol)
-    views = {"mean": task["mean"], "std": task["std"]} if task["mean"] is not None else {}
+    views = {"mean": task.meta["mean"], "std": task.meta["std"]} if task.meta["mean"] is not None else {}
     if name == "vat":
         return VAT(p["vat_eps"])
     if name == "mean_teacher":
@@ -290,10 +289,11 @@ def run_schedule(
     return {"epochs": warm_epochs + subset_epochs, "warm_epochs": warm_epochs, "k": k, "total_steps": steps}
 
 
-def train_with_curve(model, algorithm, task: dict, *, selection=None, hooks=(), **trainer_options):
-    """Fit ``Trainer(model, algorithm, **trainer_options)`` on ``task`` (``X_l, y_l, X_u``) with ``selection`` (a
-    :class:`~sslkit.callbacks.CoresetSelection` or None: its hooks run first) and ``hooks``, recording after every
-    epoch one ``[seconds, test_acc, cpu_seconds]`` point on ``X_test, y_test``: training + selection wall-clock (the
+def train_with_curve(model, algorithm, task: Task, *, selection=None, hooks=(), **trainer_options):
+    """Fit ``model`` with ``algorithm`` on ``task`` (``X_l, y_l, X_u``) through :func:`sslkit.engine.fit`, with
+    ``selection`` (a :class:`~sslkit.callbacks.CoresetSelection` or None: its hooks run first), ``hooks`` and the
+    Trainer options ``trainer_options`` (``seed`` and ``device`` among them), recording after every epoch one
+    ``[seconds, test_acc, cpu_seconds]`` point on ``X_test, y_test``: training + selection wall-clock (the
     selection's ``seconds_``), accuracy in %, and the process CPU time since the first epoch began with the
     evaluations left out. Returns ``(trainer, curve)``; paper C's traditional and robust runs
     (:mod:`~sslkit.experiments.paper_c_robust`) both train through it."""
@@ -302,7 +302,7 @@ def train_with_curve(model, algorithm, task: dict, *, selection=None, hooks=(), 
     def record_curve(tr):
         c0 = time.process_time()
         spent = tr.timings_["train"] + selection_seconds(selection)
-        acc = round(100.0 * tr.score(task["X_test"], task["y_test"]), 4)
+        acc = round(100.0 * tr.score(task.X_test, task.y_test), 4)
         cpu = time.process_time() - start[0] - eval_cpu[0]
         eval_cpu[0] += time.process_time() - c0
         curve.append([round(spent, 4), acc, round(cpu, 4)])
@@ -317,8 +317,8 @@ def train_with_curve(model, algorithm, task: dict, *, selection=None, hooks=(), 
         *hooks,
         Hook(record_curve, name="curve"),
     ]
-    tr = Trainer(model, algorithm, hooks=hooks, progress=False, num_classes=task["num_classes"], **trainer_options)
-    tr.fit(task["X_l"], task["y_l"], task["X_u"])
+    seed, device = trainer_options.pop("seed", 0), trainer_options.pop("device", "auto")
+    tr = fit(task, algorithm, TrainConfig(**trainer_options), seed=seed, device=device, hooks=hooks, model=model)
     return tr, curve
 
 
@@ -345,7 +345,7 @@ def tradeoff_run(
         raise ValueError(f"method must be one of {METHODS + EXTRA_METHODS}, got {method!r}")
     p = protocol_of(protocol)
     task = task if task is not None else cached_task(protocol, seed)
-    n_u = task["X_u"].shape[0]
+    n_u = task.X_u.shape[0]
     sched = run_schedule(protocol, method, fraction, n_u, warm=warm, extend=extend)
     selector = None
     if method != "full":
