@@ -34,8 +34,9 @@ Usage (a pool ``X`` of images or features, an annotator ``ask(indices) -> labels
     from sslkit.models import MLP
     from sslkit.pipeline import SSLPipeline
 
-    pipe = SSLPipeline(MLP(784, 10, hidden=(256,)), OursIter(prior, warmup_epochs=3), n_labels=100,
-                       selector="rdss", coreset=0.2, epochs=30, seed=0)
+    model, learner = MLP(784, 10, hidden=(256,)), OursIter(prior, warmup_epochs=3)
+    pipe = SSLPipeline(model, learner, n_labels=100, selector="rdss", coreset=0.2,
+                       epochs=30, seed=0)
     pipe.fit(X, ask, X_val=X_val, y_val=y_val)
     print(pipe.labeled_indices_[:10], pipe.timings_)
     accuracy = pipe.score(X_test, y_test)

@@ -8,6 +8,7 @@ import pytest
 
 from sslkit.cli import main
 from sslkit.select import GKHR, make_selector
+from sslkit.select_cli import load_input
 
 
 def features(n=120, d=5, seed=0):
@@ -71,6 +72,10 @@ def test_image_folder_to_file_names(tmp_path):
     rows = read(out)
     assert len(rows) == 4 and all(r["name"].startswith("img_") and r["name"].endswith(".png") for r in rows)
     assert all(r["name"] == f"img_{int(r['index']):02d}.png" for r in rows)  # index = sorted path order
+    # the command and the estimator agree (notebooks/howto_rdss_images): GKHR on load_input's features
+    F, names = load_input(folder, extractor="pixels_pca", image_size=8, progress=False)
+    chosen = GKHR(4, seed=0).fit(F).indices_.tolist()
+    assert [int(r["index"]) for r in rows] == chosen and [r["name"] for r in rows] == [names[i] for i in chosen]
 
 
 @pytest.mark.parametrize(

@@ -170,3 +170,92 @@ def test_bad_inputs_raise_clear_errors():
         PoolSampler(np.array([[np.nan, 1.0], [1, 1], [1, 1], [1, 1]]), [0, 0, 1, 1])
     with pytest.raises(ValueError, match="2 rows"):
         LinearGaussianSampler([1.0, 1.0], 0.0, [[0, 0], [1, 1], [2, 2]], "bce")
+
+
+# ---- notebooks/a_monte_carlo's checks on the Gaussian pair of §6.1 (they lived in the page as asserts) --------------
+
+PAIR_PRIOR, PAIR_N = np.array([0.3, 0.7]), np.array([30, 30])
+
+
+@pytest.fixture(scope="module")
+def pair_samples():
+    """g of §6.1 and 400 000 fresh draws of the mixture under the prior θ = (0.3, 0.7): (w, b, X, y)."""
+    from sslkit.data import gaussian_pair
+    from sslkit.experiments.paper_a.variance import gaussian_pair_model
+
+    w, b = gaussian_pair_model(0)
+    X, y = gaussian_pair(400_000, prior=PAIR_PRIOR[0], seed=1)
+    return w, b, X, y
+
+
+def _pair_estimators(pop, loss):
+    from sslkit.risk import optimal_a, pnu_eta, pnu_to_a, symmetric_optimal_a, symmetric_reduce_a
+
+    a = {
+        "EC": np.asarray(equal_covariance_a(PAIR_PRIOR, PAIR_N)),
+        "PNU": np.asarray(pnu_to_a(PAIR_PRIOR, pnu_eta(PAIR_PRIOR, PAIR_N))),
+    }
+    if loss == "zero_one":  # Thm 6-8: k - 1 = 1 parameter
+        a = {name: np.asarray(symmetric_reduce_a(v, PAIR_PRIOR)) for name, v in a.items()}
+        a["a*"] = np.asarray(symmetric_optimal_a(pop.covariances, PAIR_PRIOR, PAIR_N))
+    else:
+        a["a*"] = np.asarray(optimal_a(pop.covariances, PAIR_PRIOR, PAIR_N))
+    return a
+
+
+@pytest.mark.parametrize("loss", ["bce", "zero_one"])
+def test_gaussian_pair_risk_by_quadrature_matches_fresh_samples(pair_samples, loss):
+    from sslkit.experiments.paper_a.variance import gaussian_pair_sampler
+    from sslkit.risk import loss_matrix
+
+    w, b, X, y = pair_samples
+    pop = gaussian_pair_sampler(loss, w, b).population()
+    L = np.asarray(loss_matrix(X @ w + b, loss))
+    big = L[np.arange(len(y)), y]
+    se = big.std() / np.sqrt(big.size)
+    assert abs(big.mean() - pop.risk(PAIR_PRIOR)) < 4 * se
+    assert abs(big.mean() - pop.risk(PAIR_PRIOR[::-1])) > 4 * se  # the prior the wrong way round fails
+
+
+@pytest.mark.parametrize("loss", ["bce", "zero_one"])
+def test_finite_unlabeled_term_is_the_mixture_variance(pair_samples, loss):
+    """n_U (Var_{n_U} - Var_inf) = vᵀ C_U v, against the sample variance of vᵀ ℓ(g(x)) over fresh mixture draws;
+    C_U without its between-class part (the mean of the class covariances) fails."""
+    from sslkit.experiments.paper_a.variance import gaussian_pair_sampler
+    from sslkit.risk import loss_matrix
+
+    w, b, X, y = pair_samples
+    pop = gaussian_pair_sampler(loss, w, b).population()
+    L = np.asarray(loss_matrix(X @ w + b, loss))
+    for name, a in _pair_estimators(pop, loss).items():
+        v = 1 - a / PAIR_PRIOR[: len(a)]  # Thm 2: k entries; Thm 7: the k - 1 free ones
+        u = L[:, : len(a)] @ v
+        sample_var, sample_se = variance_with_se(u)
+        for n_u in (25, 2000):
+            term = n_u * (
+                theoretical_variance(pop, PAIR_PRIOR, PAIR_N, n_u, a)
+                - theoretical_variance(pop, PAIR_PRIOR, PAIR_N, None, a)
+            )
+            assert abs(term - sample_var) < 4 * sample_se, (name, n_u, term, sample_var)
+        within = sum(p * u[y == m].var() for m, p in enumerate(PAIR_PRIOR))
+        assert abs(within - sample_var) > 4 * sample_se, name
+
+
+def test_gaussian_pair_variance_falls_with_the_unlabeled_sample():
+    """For every estimator that uses unlabeled data (not PN), 2000 unlabeled samples give a clearly smaller
+    empirical variance than 25; PN's does not change."""
+    from sslkit.experiments.paper_a.variance import gaussian_pair_model, gaussian_pair_sampler
+
+    w, b = gaussian_pair_model(0)
+    sampler = gaussian_pair_sampler("bce", w, b)
+    est = {"PN": PAIR_PRIOR, **_pair_estimators(sampler.population(), "bce")}
+    var = {}
+    for n_u in (25, 2000):
+        values = resample_estimates(sampler, PAIR_PRIOR, PAIR_N, n_u, est, trials=5000, seed=cell_seed(0, "fall", n_u))
+        var[n_u] = {name: variance_with_se(v) for name, v in values.items()}
+    for name in est:
+        (v25, se25), (v2000, se2000) = var[25][name], var[2000][name]
+        if name == "PN":
+            assert abs(v25 - v2000) < 4 * np.hypot(se25, se2000)
+        else:
+            assert v2000 + 4 * se2000 < v25 - 4 * se25, (name, v25, v2000)

@@ -240,7 +240,8 @@ def available_datasets(names, load=None, *, what="this run") -> tuple[list[str],
     pages that must read cleanly on a machine without the data folder::
 
         names, note = available_datasets(["breast_cancer", "mnist"], what="the quick scale")
-        # (["breast_cancer"], "The quick scale could not run on mnist: its data is not on this machine ...")
+        # names: ["breast_cancer"]
+        # note: "The quick scale could not run on mnist: its data is not on this machine ..."
     """
     load = load_dataset if load is None else load
     loaded, missing = [], []

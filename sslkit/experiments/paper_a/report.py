@@ -194,3 +194,63 @@ def pnu_against_sup(records, dataset: str, prior, paper_seeds: int = 30) -> pd.D
             row["paper"] = {"higher": "PNU above", "lower": "PNU below"}.get(c.verdict, OPEN)
         rows.append(row)
     return pd.DataFrame(rows).fillna("–")
+
+
+def closer_reading(ce_mean: float, pn_mean: float, paper_mean: float) -> str:
+    """Which supervised-term reading's mean is nearer the paper's: ``"cross-entropy"``, ``"PN risk"``, ``"tie"``
+    (the two distances within 0.05 points) or ``""`` (no cross-entropy mean)."""
+    if np.isnan(ce_mean):
+        return ""
+    gap = abs(ce_mean - paper_mean) - abs(pn_mean - paper_mean)
+    return "tie" if abs(gap) < 0.05 else "PN risk" if gap > 0 else "cross-entropy"
+
+
+def supervised_term_table(pn_records, ce_records) -> pd.DataFrame:
+    """PL and VAT under the two readings of their supervised term (App. C), per (table, dataset, setting, method).
+
+    ``pn_records``: the runs with the prior-weighted PN risk as the supervised term (experiment
+    ``a_table2_supterm``); ``ce_records``: runs of Tables 1-2 (plain cross-entropy, the tables' reading), of which
+    the PL and VAT runs at the scale and seeds of ``pn_records`` are used. Each reading keeps the hyper-parameter
+    :func:`~.runs.select_hyper` selects. Columns: table, dataset, setting, method, n (PN seeds), cross-entropy,
+    PN risk (means, %), paper, paper std, closer (:func:`closer_reading`), CE beyond 2σ, PN beyond 2σ (the mean
+    more than twice the paper's std from the paper's mean)."""
+    from .protocol import PAPER_TABLE1, PAPER_TABLE2
+    from .runs import select_hyper
+
+    def selected(recs):
+        out = {}
+        for r in select_hyper(recs):
+            c = r["config"]
+            out.setdefault((c["dataset"], c["setting"], c["method"]), []).append(r["metrics"]["test_acc"])
+        return out
+
+    pn_records = list(pn_records)
+    if not pn_records:
+        raise ValueError("supervised_term_table needs the PN-risk runs (a_table2_supterm); got none")
+    scale, seeds = pn_records[0]["scale"], {r["seed"] for r in pn_records}
+    pn = selected(pn_records)
+    ce = selected(
+        [r for r in ce_records if r["scale"] == scale and r["seed"] in seeds and r["config"]["method"] in ("PL", "VAT")]
+    )
+    rows = []
+    for key, accs in pn.items():
+        table, paper_rows = (1, PAPER_TABLE1) if key[:2] in PAPER_TABLE1 else (2, PAPER_TABLE2)
+        paper_mean, paper_std = paper_rows[key[:2]][key[2]]
+        ce_mean, pn_mean = (np.mean(ce[key]) if key in ce else np.nan), np.mean(accs)
+        rows.append(
+            {
+                "table": table,
+                "dataset": key[0],
+                "setting": key[1],
+                "method": key[2],
+                "n": len(accs),
+                "cross-entropy": ce_mean,
+                "PN risk": pn_mean,
+                "paper": paper_mean,
+                "paper std": paper_std,
+                "closer": closer_reading(ce_mean, pn_mean, paper_mean),
+                "CE beyond 2σ": bool(abs(ce_mean - paper_mean) > 2 * paper_std),
+                "PN beyond 2σ": bool(abs(pn_mean - paper_mean) > 2 * paper_std),
+            }
+        )
+    return pd.DataFrame(rows).sort_values(["table", "dataset", "setting", "method"]).reset_index(drop=True)
