@@ -1,4 +1,4 @@
-"""Every name a notebook imports from sslkit exists.
+"""Every name a notebook imports from sslkit exists, and no page asserts outside an exercise solution.
 
 A notebook runs only in stage 4 of the test command (papermill, half an hour in); a module split that moves a
 name (``LENET_CONTROLS`` from ``paper_b.experiments`` to ``paper_b.controls``) broke a page there once. This
@@ -59,3 +59,29 @@ def test_the_check_sees_a_missing_name(tmp_path):
     assert ("sslkit.risk", "nothing_here") in sslkit_imports(nb)
     with pytest.raises(AssertionError, match="nothing_here"):
         test_every_sslkit_import_resolves(nb)
+
+
+def page_asserts(path: Path) -> list[str]:
+    """The ``assert`` statements of a notebook's code cells, except in folded exercise solutions (cells tagged
+    ``solution``), which check the reader's answer where it runs. A page shows its checks as output; the checks
+    themselves are tests under tests/."""
+    found = []
+    for i, cell in enumerate(jupytext.read(path).cells):
+        if cell.cell_type != "code" or "solution" in cell.metadata.get("tags", []):
+            continue
+        tree = ast.parse(TransformerManager().transform_cell(cell.source))
+        found += [f"cell {i}, line {n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Assert)]
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_assert_on_a_page_outside_exercise_solutions(path):
+    assert not page_asserts(path), f"{path.name}: asserts on the page (move the check to tests/): {page_asserts(path)}"
+
+
+def test_the_assert_check_sees_an_assert_and_spares_a_solution(tmp_path):
+    nb = tmp_path / "x.md"
+    body = "```{code-cell} ipython3\nassert 1 + 1 == 2\n```\n"
+    solution = "```{code-cell} ipython3\n:tags: [hide-cell, solution]\n\nassert 2 > 1\n```\n"
+    nb.write_text(body + "\n" + solution)
+    assert page_asserts(nb) == ["cell 0, line 1"]
