@@ -299,6 +299,48 @@ def controls_html(table: pd.DataFrame, experiments=None) -> str:
     return "\n".join([*out, "</tbody>", "</table>"])
 
 
+@dataclass(frozen=True)
+class PageControls:
+    """The positive controls of one stand-in as its own page shows them: ``rows`` (its rows of a
+    :func:`controls_table`) and ``states`` (its row of :func:`stand_ins`); displayed as :func:`controls_html`,
+    :attr:`sentence` says what it may decide."""
+
+    rows: pd.DataFrame
+    states: pd.DataFrame
+
+    def _repr_html_(self) -> str:
+        return controls_html(self.rows)
+
+    @property
+    def sentence(self) -> str:
+        """What the page says: "this stand-in shows k of its n positive controls (<outcomes>), so it decides its
+        claims" (or "so it cannot decide its claims ..."), one clause per stand-in."""
+        parts = []
+        for _, r in self.states.iterrows():
+            who = "this stand-in" if len(self.states) == 1 else name(r)
+            verdict = (
+                "so it decides its claims"
+                if r["state"] == PASSES
+                else f"so it {CANNOT_DECIDE} its claims (the ledger shows its tests' verdicts but counts none)"
+            )
+            shown = f"{r['shown']} of its {r['controls']} positive controls ({r['summary']})"
+            parts.append(f"{who} shows {shown}, {verdict}")
+        return "; ".join(parts)
+
+
+def page_controls(table: pd.DataFrame, experiment: str, scale: str, stand_in: str | None = None) -> PageControls:
+    """The :class:`PageControls` of the stand-in ``stand_in`` (its label; ``None``: every stand-in) of
+    ``experiment`` at ``scale`` in a :func:`controls_table`; ``ValueError`` when it has no controls there."""
+    mine = (table["experiment"] == experiment) & (table["scale"] == scale)
+    if stand_in is not None:
+        mine &= table["stand-in"] == stand_in
+    if not mine.any():
+        labels = sorted(set(table.loc[(table["experiment"] == experiment) & (table["scale"] == scale), "stand-in"]))
+        raise ValueError(f"no stand-in {experiment}/{scale} {stand_in!r} has controls; its labels: {labels}")
+    rows = table[mine].reset_index(drop=True)
+    return PageControls(rows, stand_ins(rows))
+
+
 def of_records(states: pd.DataFrame, experiment, scale: str, records, registry: Mapping) -> pd.DataFrame:
     """The stand-ins (rows of :func:`stand_ins`) of ``experiment`` at ``scale`` that ``records`` belong to: a
     labelled stand-in when some record has the scope of one of its controls on its own records (or it has none of
