@@ -274,6 +274,10 @@ def gate(ledger: pd.DataFrame, claims, states: pd.DataFrame, root=None) -> pd.Da
     return out
 
 
+#: the widths (%) of :func:`controls_html`'s columns: a fixed layout that fits the page's column (sslkit.css)
+_WIDTHS = (15, 29, 11, 13, 20, 12)
+
+
 def controls_html(table: pd.DataFrame, experiments=None) -> str:
     """The controls of ``experiments`` (a name or names; all where None) of a :func:`controls_table` as a page
     shows them: stand-in, ordering (the paper's table), the paper's two numbers and ours, the difference (95 % CI,
@@ -283,7 +287,9 @@ def controls_html(table: pd.DataFrame, experiments=None) -> str:
     if rows.empty:
         raise ValueError(f"no stand-in of {experiments!r} has controls")
     head = ("stand-in", "ordering (the paper's table)", "paper", "ours", "difference", "outcome")
-    out = ['<table class="table controls">', "<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>"]
+    cols = "".join(f'<col style="width: {w}%">' for w in _WIDTHS)
+    out = ['<table class="table controls">', f"<colgroup>{cols}</colgroup>"]
+    out.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>")
     out.append("<tbody>")
     for _, r in rows.iterrows():
         where = html.escape(r["paper's table"])
@@ -310,6 +316,9 @@ class PageControls:
 
     def _repr_html_(self) -> str:
         return controls_html(self.rows)
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{r['control']}: {r['outcome']}" for _, r in self.rows.iterrows())
 
     @property
     def sentence(self) -> str:
