@@ -5,7 +5,10 @@ the controls of every committed stand-in."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
+import jupytext
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +17,7 @@ from sslkit.experiments import catalog
 from sslkit.experiments.report import controls as K
 from sslkit.experiments.report import scorecard as S
 from sslkit.experiments.report.ledger import Claim
+from sslkit.experiments.report.stats import compare
 from sslkit.experiments.runs.experiment import PAPER_PROTOCOL, STAND_IN, Experiment, Scale
 
 HI, LO = {"method": "ssl"}, {"method": "sup"}
@@ -255,3 +259,81 @@ def test_the_pages_show_the_controls_and_the_answer(committed):
         mine = claims[claims["paper"] == paper]
         n = int(mine["verdict"].isin([K.CANNOT_DECIDE, "not run"]).sum())
         assert lines["untestable"].startswith(f"{n} of" if n else "none of its")
+
+
+# ------------------------------------------------------------------------------------------------ the pages
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def _call(experiment: str, scale: str, label: str) -> re.Pattern:
+    """The shared helper's call that shows one stand-in on its page:
+    ``catalog.controls_table("<experiment>", "<scale>"[, "<label>"])`` (the label where a scale holds several)."""
+    args = [experiment, scale] + ([label] if label else [])
+    return re.compile(r"catalog\.controls_table\(\s*" + r",\s*".join(f'"{re.escape(a)}"' for a in args) + r"\s*\)")
+
+
+def _code(source: str) -> str:
+    """The code cells of a MyST notebook's source, joined (the call must run, not be quoted in prose)."""
+    return "\n".join(c.source for c in jupytext.reads(source, fmt="md:myst").cells if c.cell_type == "code")
+
+
+def _pages_lacking(states: pd.DataFrame, sources: dict) -> list:
+    """The stand-ins (``experiment/scale (label)``) whose experiment's page source (``sources[notebook]``) has no
+    code cell calling the shared helper with its key."""
+    return [
+        K.name(r)
+        for _, r in states.iterrows()
+        if not _call(r["experiment"], r["scale"], r["stand-in"]).search(
+            _code(sources[catalog.get(r["experiment"]).notebook])
+        )
+    ]
+
+
+def test_every_stand_in_shows_its_controls_on_its_page():
+    states = catalog.stand_ins()
+    assert len(states) >= 20 and set(states["state"]) <= {K.PASSES, K.CANNOT_DECIDE}
+    sources = {
+        nb: (NOTEBOOKS / f"{nb}.md").read_text() for nb in {catalog.get(e).notebook for e in states["experiment"]}
+    }
+    assert _pages_lacking(states, sources) == []
+    # a page without the cell fails: strip one stand-in's call from its page's source
+    robust = sources["c_robust"]
+    without = {**sources, "c_robust": _call("c_robust", "cpu", "cpu_long").sub("catalog.controls(", robust)}
+    assert _pages_lacking(states, without) == ["c_robust/cpu (cpu_long)"]
+    quoted = {**sources, "c_robust": robust.replace('controls_table("c_robust", "cpu", "cpu_long")', "controls()")
+              + '\nSee `catalog.controls_table("c_robust", "cpu", "cpu_long")`.\n'}  # fmt: skip
+    assert _pages_lacking(states, quoted) == ["c_robust/cpu (cpu_long)"]  # in prose, not in a code cell
+
+
+def _outcome(control: K.Control, experiment, scale: str) -> str:
+    """A control's outcome recomputed from the committed records by the one rule (stats.compare: paired where both
+    arms ran the same seeds, Welch's otherwise; 5 %), independently of :func:`K.evaluate`."""
+    src, src_scale = control.reads or (experiment, scale)
+    arms = [
+        {r["seed"]: r["metrics"][control.metric] for r in catalog.records(src.name, src_scale)
+         if all(r["config"].get(k) == v for k, v in {**control.scope, **arm}.items())}
+        for arm in (control.higher, control.lower)
+    ]  # fmt: skip
+    if not all(arms):
+        return K.NOT_RUN
+    return {"higher": K.SHOWN, "lower": K.REVERSED}.get(compare(*arms).verdict, K.NOT_SHOWN)
+
+
+def test_the_page_table_lists_exactly_the_registrys_controls_with_the_rules_outcomes():
+    states = catalog.stand_ins()
+    for _, s in states.iterrows():
+        e, label = catalog.get(s["experiment"]), s["stand-in"]
+        page = catalog.controls_table(e.name, s["scale"], label)
+        mine = [c for c in K.controls_of(e, s["scale"], catalog.CONTROLS) if c.stand_in == label]
+        assert list(page.rows["control"]) == [c.id for c in mine], K.name(s)
+        want = [_outcome(c, e, s["scale"]) for c in mine]
+        assert list(page.rows["outcome"]) == want, K.name(s)
+        html = page._repr_html_()
+        assert html.count("<tr>") == 1 + len(mine) and all(f"<strong>{o}</strong>" in html for o in want)
+        shown = want.count(K.SHOWN)
+        assert f"shows {shown} of its {len(mine)} positive controls" in page.sentence
+        decides = shown == len(mine)
+        assert ("so it decides its claims" in page.sentence) == decides == (s["state"] == K.PASSES), K.name(s)
+    with pytest.raises(ValueError, match="has controls"):
+        catalog.controls_table("c_robust", "cpu", "no such stand-in")

@@ -10,7 +10,7 @@ read:
 * :func:`get`, :func:`experiments`, :func:`for_file` -- the specs;
 * :func:`ledger`, :func:`scorecard`, :func:`overview`, :func:`answer`, :func:`committed_runs` -- the pages' tables;
 * :func:`controls`, :func:`stand_ins` -- the stand-ins' positive controls and whether each may decide a claim
-  (:mod:`.report.controls`).
+  (:mod:`.report.controls`); :func:`controls_table` -- one stand-in's, as its page shows them.
 
 Adding an experiment: write its run function (``fn(**config, seed=..., ...) -> metrics``) in its paper's
 package, declare an :class:`~.runs.experiment.Experiment` in that paper's ``experiments.py`` (name = the results
@@ -250,6 +250,14 @@ def controls(root=None) -> pd.DataFrame:
     """Every stand-in's positive controls evaluated on the committed records
     (:func:`.report.controls.controls_table`)."""
     return K.controls_table(EXPERIMENTS, CONTROLS, L.results_root(_records_root(root)))
+
+
+def controls_table(experiment: str, scale: str, stand_in: str | None = None, root=None) -> K.PageControls:
+    """The positive controls of one stand-in as its page shows them (:func:`.report.controls.page_controls`): a
+    table with every control the registry gives it, evaluated on the committed records by the one rule, and
+    ``.sentence``, what it may decide. ``stand_in``: its label where one scale holds several (None: all)."""
+    table = K.controls_table((get(experiment),), CONTROLS, L.results_root(_records_root(root)))
+    return K.page_controls(table, experiment, scale, stand_in)
 
 
 def stand_ins(root=None) -> pd.DataFrame:

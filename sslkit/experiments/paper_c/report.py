@@ -431,39 +431,6 @@ def schedule_study(cells: dict, min_seeds: int = 3) -> tuple[pd.DataFrame, int |
     return pd.DataFrame(rows), enough
 
 
-def control_checks(rows, protocols=None) -> pd.DataFrame:
-    """The positive controls of the robust stand-ins (:data:`~.robust.CONTROLS`) on :func:`~.robust.robust_rows`:
-    one row per (protocol, control: methods ``higher`` and ``lower``) with the paper's cells (``source``), the
-    number of seeds, the difference ``higher - lower`` by the one rule (paired on common seeds,
-    :func:`paired_on_common`), its 95 % CI and p, and ``holds``: True when the difference is significantly
-    positive, as the paper's table shows it (with fewer than two seeds a side: the difference of the means, no CI,
-    not held). ``protocols``: the protocols to check (default: every protocol of ``CONTROLS`` with a record in
-    ``rows``)."""
-    from .robust_paper import CONTROLS
-
-    names = sorted({r["protocol"] for r in rows} & set(CONTROLS)) if protocols is None else list(protocols)
-    bad = [p for p in names if p not in CONTROLS]
-    if bad:
-        raise ValueError(f"no positive controls for protocols {bad}; controls exist for {sorted(CONTROLS)}")
-    out = []
-    for p in names:
-        mine = [r for r in rows if r["protocol"] == p]
-        for c in CONTROLS[p]:
-            hi, lo = (cell_accs(mine, c[k], None, c["ratio"]) for k in ("higher", "lower"))
-            row = {"protocol": p, "higher": c["higher"], "lower": c["lower"], "ratio": c["ratio"]}
-            row["source"], row["seeds"] = c["source"], len(set(hi) & set(lo)) or min(len(hi), len(lo))
-            if min(len(hi), len(lo)) < 2:  # the difference of the means where both ran, no test
-                diff = np.mean(list(hi.values())) - np.mean(list(lo.values())) if hi and lo else np.nan
-                out.append({**row, "diff": diff, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan, "holds": False})
-                continue
-            cmp = compare(*paired_on_common(hi, lo))
-            out.append(
-                {**row, "diff": cmp.diff, "ci_low": cmp.ci[0], "ci_high": cmp.ci[1], "p": cmp.p}
-                | {"holds": cmp.verdict == "higher"}
-            )
-    return pd.DataFrame(out)
-
-
 #: a run whose final accuracy is below this multiple of chance (100 / classes %) has diverged
 DIVERGED_FACTOR = 1.5
 

@@ -36,8 +36,9 @@ Protocols (:data:`PROTOCOLS`):
   best-validation epoch (model selection; the final model's is kept as ``final_test_acc``). DS3L's released
   code (``train.py``) takes the labeled batch for its meta step and its validation set for model selection only
   (every 10 000 iterations); App. F.3 allows both ("a clean labeled set (which could also be the original labeled
-  set)"), and this protocol reads the clean set as the validation set. Its positive controls (:data:`CONTROLS`)
-  are orderings of paper C's own Table 12 that a faithful stand-in must show.
+  set)"), and this protocol reads the clean set as the validation set. Its positive controls
+  (:func:`.controls.robust_ood`, like every robust stand-in's) are orderings of paper C's own Table 12 that a
+  faithful stand-in must show.
 * ``"quick"`` / ``"quick_imbalance"`` -- scikit-learn's 8x8 digits (no data directory), an MLP: digits
   0-5 ID and 6-9 OOD, or digits 0-4 imbalanced; 20 epochs, R = 4.
 """
@@ -69,7 +70,7 @@ from sslkit.models import MLP, PaperCMNISTCNN, wrn28_2
 from sslkit.task import Task
 
 from .meta_sets import MetaDS3L, MetaL2RW
-from .robust_paper import CONTROLS, PAPER_TABLE11, PAPER_TABLE12
+from .robust_paper import PAPER_TABLE11, PAPER_TABLE12
 from .robust_records import coreset_composition, robust_rows
 from .tradeoff import selection_seconds, train_with_curve, trainer_options
 
@@ -78,7 +79,6 @@ __all__ = [
     "FRACTIONS",
     "METHODS",
     "ABLATIONS",
-    "CONTROLS",
     "MetaDS3L",
     "MetaL2RW",
     "PAPER_TABLE11",

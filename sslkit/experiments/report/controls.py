@@ -274,6 +274,10 @@ def gate(ledger: pd.DataFrame, claims, states: pd.DataFrame, root=None) -> pd.Da
     return out
 
 
+#: the widths (%) of :func:`controls_html`'s columns: a fixed layout that fits the page's column (sslkit.css)
+_WIDTHS = (15, 29, 11, 13, 20, 12)
+
+
 def controls_html(table: pd.DataFrame, experiments=None) -> str:
     """The controls of ``experiments`` (a name or names; all where None) of a :func:`controls_table` as a page
     shows them: stand-in, ordering (the paper's table), the paper's two numbers and ours, the difference (95 % CI,
@@ -283,7 +287,9 @@ def controls_html(table: pd.DataFrame, experiments=None) -> str:
     if rows.empty:
         raise ValueError(f"no stand-in of {experiments!r} has controls")
     head = ("stand-in", "ordering (the paper's table)", "paper", "ours", "difference", "outcome")
-    out = ['<table class="table controls">', "<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>"]
+    cols = "".join(f'<col style="width: {w}%">' for w in _WIDTHS)
+    out = ['<table class="table controls">', f"<colgroup>{cols}</colgroup>"]
+    out.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>")
     out.append("<tbody>")
     for _, r in rows.iterrows():
         where = html.escape(r["paper's table"])
@@ -297,6 +303,51 @@ def controls_html(table: pd.DataFrame, experiments=None) -> str:
         )
         out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return "\n".join([*out, "</tbody>", "</table>"])
+
+
+@dataclass(frozen=True)
+class PageControls:
+    """The positive controls of one stand-in as its own page shows them: ``rows`` (its rows of a
+    :func:`controls_table`) and ``states`` (its row of :func:`stand_ins`); displayed as :func:`controls_html`,
+    :attr:`sentence` says what it may decide."""
+
+    rows: pd.DataFrame
+    states: pd.DataFrame
+
+    def _repr_html_(self) -> str:
+        return controls_html(self.rows)
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{r['control']}: {r['outcome']}" for _, r in self.rows.iterrows())
+
+    @property
+    def sentence(self) -> str:
+        """What the page says: "this stand-in shows k of its n positive controls (<outcomes>), so it decides its
+        claims" (or "so it cannot decide its claims ..."), one clause per stand-in."""
+        parts = []
+        for _, r in self.states.iterrows():
+            who = "this stand-in" if len(self.states) == 1 else name(r)
+            verdict = (
+                "so it decides its claims"
+                if r["state"] == PASSES
+                else f"so it {CANNOT_DECIDE} its claims (the ledger shows its tests' verdicts but counts none)"
+            )
+            shown = f"{r['shown']} of its {r['controls']} positive controls ({r['summary']})"
+            parts.append(f"{who} shows {shown}, {verdict}")
+        return "; ".join(parts)
+
+
+def page_controls(table: pd.DataFrame, experiment: str, scale: str, stand_in: str | None = None) -> PageControls:
+    """The :class:`PageControls` of the stand-in ``stand_in`` (its label; ``None``: every stand-in) of
+    ``experiment`` at ``scale`` in a :func:`controls_table`; ``ValueError`` when it has no controls there."""
+    mine = (table["experiment"] == experiment) & (table["scale"] == scale)
+    if stand_in is not None:
+        mine &= table["stand-in"] == stand_in
+    if not mine.any():
+        labels = sorted(set(table.loc[(table["experiment"] == experiment) & (table["scale"] == scale), "stand-in"]))
+        raise ValueError(f"no stand-in {experiment}/{scale} {stand_in!r} has controls; its labels: {labels}")
+    rows = table[mine].reset_index(drop=True)
+    return PageControls(rows, stand_ins(rows))
 
 
 def of_records(states: pd.DataFrame, experiment, scale: str, records, registry: Mapping) -> pd.DataFrame:
