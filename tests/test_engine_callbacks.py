@@ -7,22 +7,13 @@ from __future__ import annotations
 import inspect
 import math
 
-import numpy as np
 import pytest
 import torch
+from engine_problem import data
 
-from sslkit.algorithms import VAT, Hook, MeanTeacher, Supervised, sigmoid_rampup, weighted_mean
-from sslkit.engine import Trainer, UnlabeledSampler
+from sslkit.algorithms import VAT, Hook, Supervised, weighted_mean
+from sslkit.engine import Trainer
 from sslkit.models import MLP
-from sslkit.seeding import make_generator
-
-
-def data(n_l=24, n_u=80, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_l + n_u + 30, 4)).astype(np.float32)
-    y = (X[:, 0] > 0).astype(np.int64)
-    return X[:n_l], y[:n_l], X[n_l : n_l + n_u], X[n_l + n_u :], y[n_l + n_u :]
-
 
 # ---------------------------------------------------------------------------------------- schedules
 
@@ -66,50 +57,6 @@ def test_hooks_fire_before_and_after_epochs_and_iterations_in_order():
 # --------------------------------------------------------------------------------------------- sampler
 
 
-def test_unrestricted_sampler_cuts_successive_permutations():
-    s = UnlabeledSampler(10, 4, make_generator(0), torch.device("cpu"))
-    got = torch.cat([s.next()[0] for _ in range(5)])  # 20 = two full permutations
-    g = make_generator(0)
-    want = torch.cat([torch.randperm(10, generator=g), torch.randperm(10, generator=g)])
-    assert torch.equal(got, want) and s.next()[1] is None and s.size == 10
-
-
-def test_restricted_sampler_draws_only_the_subset_with_its_weights():
-    s = UnlabeledSampler(50, 4, make_generator(1), torch.device("cpu"))
-    subset, w = torch.tensor([3, 7, 11, 19, 23, 42]), torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-    s.restrict(subset, w)
-    seen = []
-    for _ in range(6):
-        idx, wt = s.next()
-        assert idx.numel() == 4 and set(idx.tolist()) <= set(subset.tolist())
-        assert torch.equal(wt, w[torch.searchsorted(subset, idx)])
-        seen += idx.tolist()
-    assert sorted(seen[:6]) == subset.tolist()  # one epoch over the subset visits each sample once
-    assert s.size == 6 and s.restricted
-    s.reset()
-    assert s.size == 50 and not s.restricted and s.next()[1] is None
-
-
-@pytest.mark.parametrize(
-    "indices, weights, match",
-    [
-        ([], None, "non-empty"),
-        ([0.5, 1.0], None, "integer"),
-        ([0, 50], None, r"\[0, 50\)"),
-        ([-1, 2], None, "lie in"),
-        ([1, 1], None, "distinct"),
-        ([1, 2], [1.0], "one entry per index"),
-        ([1, 2], [1.0, -1.0], "non-negative"),
-        ([1, 2], [0.0, 0.0], "not all zero"),
-        ([1, 2], [1.0, float("nan")], "finite"),
-    ],
-)
-def test_sampler_refuses_bad_subsets(indices, weights, match):
-    s = UnlabeledSampler(50, 4, make_generator(1), torch.device("cpu"))
-    with pytest.raises(ValueError, match=match):
-        s.restrict(indices, weights)
-
-
 def test_epochs_over_the_unlabeled_pool_and_planned_steps():
     X_l, y_l, X_u, *_ = data(n_u=80)
     tr = Trainer(
@@ -140,77 +87,7 @@ def test_epochs_over_the_unlabeled_pool_and_planned_steps():
 # --------------------------------------------------------------------------------------- EMA teacher
 
 
-def test_ema_warmup_uses_min_of_decay_and_one_minus_one_over_t_plus_one():
-    X_l, y_l, *_ = data()
-    snaps = []
-    hooks = [
-        Hook(
-            lambda t: snaps.append(
-                (
-                    t.model.out.weight.detach().clone()
-                    if hasattr(t.model, "out")
-                    else list(t.model.parameters())[-2].detach().clone(),
-                    list(t.ema_model_.parameters())[-2].detach().clone(),
-                )
-            ),
-            unit="iteration",
-        )
-    ]
-    torch.manual_seed(0)
-    model = MLP(4, 2, hidden=(8,))
-    w0 = list(model.parameters())[-2].detach().clone()
-    Trainer(
-        model,
-        Supervised(),
-        epochs=1,
-        iterations_per_epoch=3,
-        ema_decay=0.9,
-        ema_warmup=True,
-        hooks=hooks,
-        progress=False,
-    ).fit(X_l, y_l)
-    (p1, e1), (p2, e2), (p3, e3) = snaps
-    assert torch.allclose(e1, 0.5 * w0 + 0.5 * p1)  # t = 1: min(0.9, 1/2)
-    assert torch.allclose(e2, (2 / 3) * e1 + (1 / 3) * p2)  # t = 2: min(0.9, 2/3)
-    assert torch.allclose(e3, 0.75 * e2 + 0.25 * p3)  # t = 3: min(0.9, 3/4)
-    with pytest.raises(ValueError, match="ema_decay"):
-        Trainer(MLP(4, 2), Supervised(), ema_warmup=True)
-
-
 # ----------------------------------------------------------------------- acceptance: Mean Teacher
-
-
-def test_mean_teacher_is_under_60_lines_and_uses_the_trainers_ema_teacher():
-    assert len(inspect.getsource(MeanTeacher).splitlines()) < 60
-    X_l, y_l, X_u, X_v, y_v = data()
-    tr = Trainer(MLP(4, 2, hidden=(8,)), MeanTeacher(), epochs=2, ema_decay=0.95, ema_warmup=True, progress=False)
-    tr.fit(X_l, y_l, X_u, X_v, y_v)
-    assert tr.algorithm.teacher_ is tr.ema_model_ and tr.algorithm.rampup_steps_ == pytest.approx(0.4 * tr.total_steps_)
-    with pytest.raises(ValueError, match="EMA teacher"):
-        Trainer(MLP(4, 2, hidden=(8,)), MeanTeacher(), epochs=1, progress=False).fit(X_l, y_l, X_u)
-
-
-def test_mean_teacher_loss_is_the_ramped_mse_between_student_and_teacher_softmax():
-    from sslkit.algorithms import Batch, FitContext
-
-    torch.manual_seed(0)
-    # eval mode: no batch statistics, so the joint forward equals the separate ones below
-    student, teacher = MLP(4, 3, hidden=(8,)).eval(), MLP(4, 3, hidden=(8,)).eval()
-    mt = MeanTeacher(lambda_u=8.0, rampup=0.5, weak=lambda x: x)
-    mt.setup(student, FitContext(num_classes=3, ema_model=teacher, total_steps=100))
-    x_l, y_l, x_u = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1]), torch.randn(7, 4)
-    out = mt.loss(student, Batch(x_l, y_l, x_u, step=10))
-    z_l, z_u = student(x_l)[0], student(x_u)[0]
-    mse = ((torch.softmax(z_u, 1) - torch.softmax(teacher(x_u)[0], 1).detach()) ** 2).mean(1)
-    ramp = math.exp(-5 * (1 - 10 / 50) ** 2)
-    want = torch.nn.functional.cross_entropy(z_l, y_l) + 8.0 * ramp * mse.mean()
-    assert float(out.loss.detach()) == pytest.approx(float(want.detach()), rel=1e-6)
-    assert torch.allclose(out.unlabeled.losses, mse) and out.logs["ramp"] == pytest.approx(ramp)
-    assert sigmoid_rampup(60, 50) == 1.0 and sigmoid_rampup(0, 0) == 1.0
-    same = mt.loss(teacher, Batch(x_l, y_l, x_u, step=10))  # student == teacher: no consistency cost
-    # zero up to rounding: the student's joint forward of [x_l; x_u] and the teacher's of x_u alone may round
-    # differently in the last bits on some CPUs (1e-16 here on an Intel Xeon); a real difference is >= 1e-6
-    assert float(same.logs["unsup_loss"]) <= 1e-12
 
 
 # ------------------------------------------------------------ acceptance: a random-coreset callback

@@ -1,10 +1,13 @@
 """sslkit.engine.schedules: FixMatch's cosine factor cos(7 pi t / (16 T)) at hand-computed points, clipped past T, and
-EarlyStopping's strict improvement rule and input checks. The loop that uses both: test_engine.py."""
+EarlyStopping's strict improvement rule and input checks. The loop that uses both: test_engine_trainer.py; the
+cosine learning rate each step of a fit uses: test_cosine_schedule_values."""
 
 import math
 
 import pytest
+from engine_problem import Recorder, blobs, net, quiet
 
+from sslkit.algorithms import Hook
 from sslkit.engine.schedules import EarlyStopping, cosine_lr_factor
 
 
@@ -46,3 +49,30 @@ def test_early_stopping_improves_only_strictly_beyond_min_delta():
 def test_early_stopping_bad_inputs(kw, exc, match):
     with pytest.raises(exc, match=match):
         EarlyStopping(**kw)
+
+
+def test_cosine_schedule_values():
+    X, y = blobs(64)
+    algo = Recorder()
+    seen = []
+    T = 4 * 4
+    tr = quiet(
+        net(0),
+        algo,
+        optimizer="sgd",
+        lr=0.1,
+        schedule="cosine",
+        epochs=4,
+        batch_size=16,
+        hooks=[Hook(lambda t: seen.append(t.optimizer_.param_groups[0]["lr"]), unit="iteration")],
+    )
+    algo.trainer = tr
+    tr.fit(X, y)
+    used = [c["lr"] for c in algo.calls]  # lr used by step t = 0 .. T-1
+    assert tr.total_steps_ == T and tr.context_.total_steps == T
+    assert used[0] == pytest.approx(0.1, abs=0, rel=1e-12)
+    assert used[T // 2] == pytest.approx(0.1 * math.cos(7 * math.pi / 32), rel=1e-12)
+    assert seen[-1] == pytest.approx(0.1 * math.cos(7 * math.pi / 16), rel=1e-12)  # after T steps
+    assert used == pytest.approx([0.1 * math.cos(7 * math.pi * t / (16 * T)) for t in range(T)], rel=1e-12)
+    assert tr.history_[-1]["lr"] == seen[-1]
+    assert cosine_lr_factor(0, 10) == 1.0 and cosine_lr_factor(10, 10) == pytest.approx(math.cos(7 * math.pi / 16))
