@@ -1,4 +1,5 @@
-"""Tests of the data loaders: lookup order, checksums, downloads, parsers, preprocessing helpers.
+"""sslkit.data.registry: lookup order, checksums, downloads and the real shared data. The parsers on synthetic files:
+test_data_parsers.py; Dataset, the image and tabular helpers, the specs: test_data_<module>.py.
 
 Tests that need the project's real data skip unless ``SSLKIT_DATA_DIR`` points at it. Every other test
 runs in an isolated environment: empty user cache in a tmp dir, no ``SSLKIT_DATA_DIR``, and a network
@@ -7,65 +8,21 @@ function that fails the test if it is called.
 
 import dataclasses
 import gzip
-import hashlib
 import io
 import logging
 import os
-import pickle
-import tarfile
 import zipfile
 from pathlib import Path
 
+import data_problem
 import numpy as np
 import pytest
-import torch
+from data_problem import SHARED, needs_data, sha, trust, write
 
 from sslkit.data import registry
-from sslkit.data.dataset import Dataset
-from sslkit.data.images import images_to_tensor
 from sslkit.data.registry import DATASETS, ChecksumError, DatasetNotFoundError, load_dataset
-from sslkit.data.tabular import one_hot, standardize
 
-SHARED = os.environ.get("SSLKIT_DATA_DIR")
-needs_data = pytest.mark.skipif(
-    not SHARED or not Path(SHARED, "mnist").is_dir(), reason="real data: set SSLKIT_DATA_DIR to the shared data folder"
-)
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    """Isolated lookup: no SSLKIT_DATA_DIR, an empty cache, and no network (a call fails the test)."""
-    cache = tmp_path / "cache"
-    monkeypatch.delenv("SSLKIT_DATA_DIR", raising=False)
-    monkeypatch.delenv("SSLKIT_OFFLINE", raising=False)
-    monkeypatch.setenv("SSLKIT_CACHE_DIR", str(cache))
-
-    def no_network(url):
-        raise AssertionError(f"the network was touched: {url}")
-
-    monkeypatch.setattr(registry, "_open_url", no_network)
-    return cache
-
-
-def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def trust(monkeypatch, name, *blobs):
-    """Make every file of dataset ``name`` also accept the sha256 of the given bytes (synthetic test files)."""
-    spec = registry.SPECS[name]
-    extra = tuple(sha(b) for b in blobs)
-    sources = tuple(
-        dataclasses.replace(s, files={k: dataclasses.replace(f, sha256=f.sha256 + extra) for k, f in s.files.items()})
-        for s in spec.sources
-    )
-    monkeypatch.setitem(registry.SPECS, name, dataclasses.replace(spec, sources=sources))
-
-
-def write(path: Path, data: bytes) -> bytes:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return data
+env = data_problem.env  # the isolated lookup (a fixture)
 
 
 class FakeServer:
@@ -80,24 +37,6 @@ class FakeServer:
 
 
 # ---------------------------------------------------------------------------------- names, options
-
-
-def test_dataset_names():
-    assert DATASETS == (
-        "mnist",
-        "cifar10",
-        "cifar100",
-        "svhn",
-        "stl10",
-        "adult",
-        "banknote",
-        "breast_cancer",
-        "credit_default",
-        "covertype",
-        "shuttle",
-        "dry_bean",
-        "digits",
-    )
 
 
 def test_unknown_name_lists_valid_names(env):
@@ -166,15 +105,6 @@ def test_no_trusted_checksum_refuses_download(env, monkeypatch):
         with pytest.raises(DatasetNotFoundError, match="no trusted checksum recorded"):
             load_dataset(name, download=True)
     assert server.calls == []  # refused before any byte was fetched
-
-
-def test_sklearn_fallbacks_need_no_files(env):
-    d = load_dataset("digits", download=False)
-    assert d.X.shape == (1797, 64) and d.X.dtype == np.float64 and d.X_test is None
-    assert d.classes == tuple("0123456789") and np.bincount(d.y).sum() == 1797
-    b = load_dataset("breast_cancer", download=False)
-    assert b.X.shape == (569, 30) and b.classes == ("malignant", "benign")
-    assert np.bincount(b.y).tolist() == [212, 357] and "scikit-learn" in b.source
 
 
 # ---------------------------------------------------------------------------------- checksums
@@ -315,113 +245,6 @@ def test_real_download_checksums_accept_official_bytes(env, monkeypatch):
     assert len(server.calls) == 4
 
 
-# ---------------------------------------------------------------------------------- parsers on synthetic files
-
-
-def _cifar_rows(rng, n):
-    return rng.integers(0, 256, size=(n, 3072), dtype=np.uint8)
-
-
-def _tar(members: dict) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as t:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
-def test_cifar10_python_tarball_preferred_by_auto(env, tmp_path, monkeypatch):
-    rng = np.random.default_rng(0)
-    batches = {f"data_batch_{i}": {b"data": _cifar_rows(rng, 3), b"labels": [i, i + 1, 9]} for i in range(1, 6)}
-    batches["test_batch"] = {b"data": _cifar_rows(rng, 2), b"labels": [4, 2]}
-    batches["batches.meta"] = {b"label_names": [c.encode() for c in registry.P.CIFAR10_CLASSES]}
-    blob = _tar({f"cifar-10-batches-py/{k}": pickle.dumps(v) for k, v in batches.items()})
-    trust(monkeypatch, "cifar10", write(tmp_path / "r" / "cifar10" / "cifar-10-python.tar.gz", blob))
-    if SHARED:
-        monkeypatch.setenv("SSLKIT_DATA_DIR", SHARED)  # the JPEG copy is there, but the tarball wins
-    d = load_dataset("cifar10", root=tmp_path / "r", download=False)
-    assert d.X.shape == (15, 32, 32, 3) and d.X_test.shape == (2, 32, 32, 3) and d.X.dtype == np.uint8
-    assert d.y[:3].tolist() == [1, 2, 9] and d.y_test.tolist() == [4, 2] and d.classes[3] == "cat"
-    row = batches["data_batch_1"][b"data"][0]
-    assert d.X[0, 1, 2].tolist() == [row[32 + 2], row[1024 + 32 + 2], row[2048 + 32 + 2]]  # CHW -> HWC
-    assert "JPEG" not in d.notes
-
-
-def test_cifar100_labels_modes(env, tmp_path, monkeypatch):
-    rng = np.random.default_rng(1)
-    parts = {
-        "train": {b"data": _cifar_rows(rng, 4), b"fine_labels": [0, 99, 5, 7], b"coarse_labels": [0, 19, 3, 3]},
-        "test": {b"data": _cifar_rows(rng, 2), b"fine_labels": [1, 2], b"coarse_labels": [4, 5]},
-        "meta": {
-            b"fine_label_names": [f"f{i}".encode() for i in range(100)],
-            b"coarse_label_names": [f"c{i}".encode() for i in range(20)],
-        },
-    }
-    blob = _tar({f"cifar-100-python/{k}": pickle.dumps(v) for k, v in parts.items()})
-    trust(monkeypatch, "cifar100", write(tmp_path / "r" / "cifar100" / "cifar-100-python.tar.gz", blob))
-    fine = load_dataset("cifar100", root=tmp_path / "r", download=False)
-    coarse = load_dataset("cifar100", root=tmp_path / "r", download=False, label_mode="coarse")
-    assert fine.num_classes == 100 and fine.y.tolist() == [0, 99, 5, 7] and fine.classes[99] == "f99"
-    assert coarse.num_classes == 20 and coarse.y_test.tolist() == [4, 5]
-    np.testing.assert_array_equal(fine.X, coarse.X)
-    assert fine.X[1, 0, 0].tolist() == parts["train"][b"data"][1][[0, 1024, 2048]].tolist()
-
-
-def test_svhn_mat_layout_and_label_10_is_zero(env, tmp_path, monkeypatch):
-    from scipy.io import savemat
-
-    rng = np.random.default_rng(2)
-    blobs = []
-    for part, n, labels in (("train", 3, [10, 1, 9]), ("test", 2, [10, 10])):
-        X = rng.integers(0, 256, size=(32, 32, 3, n), dtype=np.uint8)
-        buf = io.BytesIO()
-        savemat(buf, {"X": X, "y": np.asarray(labels, np.uint8).reshape(-1, 1)})
-        blobs.append(write(tmp_path / "r" / "svhn" / f"{part}_32x32.mat", buf.getvalue()))
-        if part == "train":
-            X_train = X
-    trust(monkeypatch, "svhn", *blobs)
-    d = load_dataset("svhn", root=tmp_path / "r", download=False)
-    assert d.X.shape == (3, 32, 32, 3) and d.y.tolist() == [0, 1, 9] and d.y_test.tolist() == [0, 0]
-    np.testing.assert_array_equal(d.X[1], X_train[:, :, :, 1])
-
-
-def test_stl10_column_major_binary(env, tmp_path, monkeypatch):
-    rng = np.random.default_rng(3)
-    imgs = rng.integers(0, 256, size=(2, 96, 96, 3), dtype=np.uint8)  # (N, row, col, channel)
-    test_imgs = rng.integers(0, 256, size=(1, 96, 96, 3), dtype=np.uint8)
-
-    def col_major(a):  # channel, column, row
-        return np.ascontiguousarray(a.transpose(0, 3, 2, 1)).tobytes()
-
-    blob = _tar(
-        {
-            "stl10_binary/train_X.bin": col_major(imgs),
-            "stl10_binary/train_y.bin": bytes([1, 10]),
-            "stl10_binary/test_X.bin": col_major(test_imgs),
-            "stl10_binary/test_y.bin": bytes([8]),
-            "stl10_binary/class_names.txt": "\n".join(registry.P.STL10_CLASSES).encode(),
-        }
-    )
-    trust(monkeypatch, "stl10", write(tmp_path / "r" / "stl10" / "stl10_binary.tar.gz", blob))
-    d = load_dataset("stl10", root=tmp_path / "r", download=False)
-    np.testing.assert_array_equal(d.X, imgs)
-    np.testing.assert_array_equal(d.X_test, test_imgs)
-    assert d.y.tolist() == [0, 9] and d.y_test.tolist() == [7] and d.classes[7] == "monkey"
-
-
-def test_covertype_gz_csv(env, tmp_path, monkeypatch):
-    rows = np.zeros((3, 55), dtype=np.int64)
-    rows[:, 0] = [2596, 2590, 2804]
-    rows[:, 54] = [5, 1, 7]
-    text = "\n".join(",".join(map(str, r)) for r in rows).encode() + b"\n"
-    trust(monkeypatch, "covertype", write(tmp_path / "r" / "covertype" / "covtype.data.gz", gzip.compress(text)))
-    d = load_dataset("covertype", root=tmp_path / "r", download=False)
-    assert d.X.shape == (3, 54) and d.X.dtype == np.float64 and d.X_test is None
-    assert d.y.tolist() == [4, 0, 6] and d.X[:, 0].tolist() == [2596, 2590, 2804] and d.num_classes == 7
-
-
 # ---------------------------------------------------------------------------------- the real shared data
 
 
@@ -478,16 +301,6 @@ def test_shared_tabular_details(shared):
 
 
 @needs_data
-def test_breast_cancer_file_equals_sklearn(env):
-    from_file = load_dataset("breast_cancer", root=SHARED, download=False)
-    from_sklearn = load_dataset("breast_cancer", download=False)
-    assert "breast_cancer_wdbc" in from_file.source and "scikit-learn" in from_sklearn.source
-    np.testing.assert_array_equal(from_file.X, from_sklearn.X)
-    np.testing.assert_array_equal(from_file.y, from_sklearn.y)
-    assert from_file.classes == from_sklearn.classes == ("malignant", "benign")
-
-
-@needs_data
 def test_cifar10_lossless_subset(shared):
     d = load_dataset("cifar10", variant="lossless", download=False)
     assert d.X.shape == (4000, 32, 32, 3) and d.X_test.shape == (1000, 32, 32, 3) and d.X.dtype == np.uint8
@@ -510,65 +323,3 @@ def test_cifar10_auto_is_the_jpeg_copy_in_original_order(shared):
     np.testing.assert_array_equal(d.y_test[:1000], exact.y_test)
     err = np.abs(d.X[:4000].astype(np.int16) - exact.X).mean()
     assert 4.0 < err < 8.0  # JPEG error 5.8/255 on the same images, not other images
-
-
-# ---------------------------------------------------------------------------------- Dataset, helpers
-
-
-def test_dataset_validates():
-    X = np.zeros((3, 2))
-    d = Dataset(
-        name="t", X=X, y=np.array([0, 1, 1], np.int32), X_test=None, y_test=None, classes=("a", "b"), source="test"
-    )
-    assert d.num_classes == 2 and d.y.dtype == np.int64 and "X=(3, 2)" in repr(d)
-    with pytest.raises(ValueError, match="X has 3 rows but y has 2"):
-        Dataset(name="t", X=X, y=np.array([0, 1]), X_test=None, y_test=None, classes=("a", "b"), source="")
-    with pytest.raises(ValueError, match=r"y must be in 0..1"):
-        Dataset(name="t", X=X, y=np.array([0, 1, 2]), X_test=None, y_test=None, classes=("a", "b"), source="")
-    with pytest.raises(ValueError, match="both be None"):
-        Dataset(name="t", X=X, y=np.array([0, 1, 1]), X_test=X, y_test=None, classes=("a", "b"), source="")
-
-
-def test_standardize_uses_train_statistics_only():
-    X_train = np.array([[1.0, 5.0], [3.0, 5.0]])  # column 1 is constant
-    X_test = np.array([[2.0, 7.0], [100.0, 5.0]])
-    Z_train, Z_test, none = standardize(X_train, X_test, None)
-    np.testing.assert_allclose(Z_train, [[-1.0, 0.0], [1.0, 0.0]])
-    np.testing.assert_allclose(Z_test, [[0.0, 2.0], [98.0, 0.0]])  # mean 2, std 1; constant col: std -> 1
-    assert none is None
-    (Z_again,) = standardize(X_train)
-    np.testing.assert_array_equal(Z_again, Z_train)
-
-
-def test_standardize_errors():
-    good = np.ones((2, 2))
-    with pytest.raises(ValueError, match="X_train contains NaN"):
-        standardize(np.array([[1.0, np.nan], [0.0, 1.0]]))
-    with pytest.raises(ValueError, match=r"others\[1\] contains NaN or infinite"):
-        standardize(good, good, np.array([[np.inf, 0.0]]))
-    with pytest.raises(ValueError, match=r"others\[0\] has 3 columns"):
-        standardize(good, np.ones((1, 3)))
-    with pytest.raises(ValueError, match="X_train must be 2-D"):
-        standardize(np.ones(3))
-
-
-def test_one_hot_unknown_is_zero():
-    np.testing.assert_array_equal(one_hot(["b", None, "a"], ["a", "b"]), [[0, 1], [0, 0], [1, 0]])
-
-
-def test_images_to_tensor():
-    X = np.arange(2 * 2 * 3 * 3, dtype=np.uint8).reshape(2, 2, 3, 3)  # (N, H, W, C)
-    t = images_to_tensor(X)
-    assert t.shape == (2, 3, 2, 3) and t.dtype == torch.float32
-    assert t[1, 2, 0, 1].item() == pytest.approx(X[1, 0, 1, 2] / 255)
-    g = images_to_tensor(np.full((4, 5, 6), 255, np.uint8), mean=0.5, std=0.25)
-    assert g.shape == (4, 1, 5, 6) and torch.allclose(g, torch.full_like(g, 2.0))
-    n = images_to_tensor(X, mean=(0.0, 0.5, 1.0), std=(1.0, 1.0, 0.5))
-    assert n[0, 2, 0, 0].item() == pytest.approx((X[0, 0, 0, 2] / 255 - 1.0) / 0.5)
-    assert torch.equal(images_to_tensor(torch.from_numpy(X)), t)
-    with pytest.raises(TypeError, match="uint8"):
-        images_to_tensor(X.astype(np.float32))
-    with pytest.raises(ValueError, match="1 or 3 values"):
-        images_to_tensor(X, mean=(0.1, 0.2), std=1.0)
-    with pytest.raises(ValueError, match="std must be positive"):
-        images_to_tensor(X, mean=0.0, std=0.0)
