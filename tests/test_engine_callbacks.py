@@ -18,19 +18,6 @@ from sslkit.models import MLP
 # ---------------------------------------------------------------------------------------- schedules
 
 
-def test_hook_schedule_table():
-    after = Hook(print, start=3, every=2)
-    assert [c for c in range(10) if after.due(c)] == [3, 5, 7, 9]
-    once = Hook(print, start=4, every=None)
-    assert [c for c in range(10) if once.due(c)] == [4]
-    before = Hook(print, every=3, when="before")
-    assert [c for c in range(8) if before.due(c)] == [0, 3, 6]
-    assert [c for c in range(8) if Hook(print, every=3).due(c)] == [3, 6]  # "after" never fires at 0
-    for bad in ({"start": -1}, {"every": 0}, {"when": "during"}, {"unit": "step"}):
-        with pytest.raises(ValueError):
-            Hook(print, **bad)
-
-
 def test_hooks_fire_before_and_after_epochs_and_iterations_in_order():
     X_l, y_l, *_ = data()
     events = []

@@ -1,15 +1,19 @@
 """sslkit.engine.optim through the loop: the optimiser defaults (Adam; SGD with Nesterov momentum), USB's
 weight-decay exemption of biases and normalisation layers, the EMA teacher's update formula (with and without Mean
-Teacher's warm-up) and the mixed-precision resolution on CPU."""
+Teacher's warm-up; against USB's EMA) and the mixed-precision resolution on CPU."""
+
+import copy
 
 import numpy as np
 import pytest
 import torch
 from engine_problem import blobs, data, net, quiet
+from usb_problem import USB, D, K, Tabular, assert_close_all, ident, needs_usb
 
-from sslkit.algorithms import Hook, Supervised
+from sslkit.algorithms import Hook, MeanTeacher, Supervised
 from sslkit.engine import Trainer
 from sslkit.models import MLP
+from sslkit.seeding import make_generator
 
 
 def test_constant_lr_without_schedule_and_optimizer_settings():
@@ -116,3 +120,60 @@ def test_ema_warmup_uses_min_of_decay_and_one_minus_one_over_t_plus_one():
     assert torch.allclose(e3, 0.75 * e2 + 0.25 * p3)  # t = 3: min(0.9, 3/4)
     with pytest.raises(ValueError, match="ema_decay"):
         Trainer(MLP(4, 2), Supervised(), ema_warmup=True)
+
+
+@needs_usb
+@pytest.mark.parametrize("warmup", [False, True])
+def test_trainer_ema_teacher_matches_usb_ema(warmup):
+    """The trainer's EMA teacher over 6 SGD steps of Mean Teacher = USB's ``EMA`` (``shadow ← d·shadow +
+    (1 − d)·θ``, from the initial weights; buffers copied from the student) applied to the same sequence of
+    weights. With ``ema_warmup=True`` (Tarvainen & Valpola's ``d_t = min(d, 1 − 1/(t+1))``, paper C / CORDS) the
+    first steps differ from USB's constant decay as the formula says."""
+    d = 0.7
+    model = Tabular(seed=12, bn=True).float()
+    start = copy.deepcopy(model)
+    snapshots = []
+
+    def record(trainer):
+        snapshots.append(
+            (
+                trainer.iteration,
+                [p.detach().clone() for p in trainer.model.parameters()],
+                [p.detach().clone() for p in trainer.ema_model_.parameters()],
+                torch.equal(trainer.ema_model_.body[1].running_mean, trainer.model.body[1].running_mean),
+            )
+        )
+
+    g = make_generator(66)
+    X_l, y_l, X_u = (
+        torch.randn(12, D, generator=g),
+        torch.randint(0, K, (12,), generator=g),
+        torch.randn(20, D, generator=g),
+    )
+    trainer = Trainer(
+        model, MeanTeacher(lambda_u=1.0, weak=ident), device="cpu", optimizer="sgd", lr=0.5, epochs=1,
+        iterations_per_epoch=6, batch_size=4, unlabeled_batch_size=4, ema_decay=d, ema_warmup=warmup,
+        hooks=[Hook(record, unit="iteration")], progress=False,
+    )  # fmt: skip
+    trainer.fit(X_l, y_l, X_u)
+    replica = copy.deepcopy(start)
+    ema = USB.misc.EMA(replica, d)
+    ema.register()
+    previous = [p.detach().clone() for p in start.parameters()]
+    for t, params, ours, buffers_copied in snapshots:
+        with torch.no_grad():
+            for p, v in zip(replica.parameters(), params):
+                p.copy_(v)
+        ema.update()
+        usb_ema = [ema.shadow[name] for name, _ in replica.named_parameters()]
+        if not warmup:
+            assert_close_all(ours, usb_ema, rtol=1e-6, atol=1e-7)
+        else:
+            d_t = min(d, 1 - 1 / (t + 1))
+            assert_close_all(ours, [d_t * a + (1 - d_t) * b for a, b in zip(previous, params)], rtol=1e-6, atol=1e-7)
+            if t == 1:  # d_1 = 0.5 < 0.7
+                assert max((a - b).abs().max().item() for a, b in zip(ours, usb_ema)) > 1e-3
+        previous = ours
+        assert buffers_copied
+    assert len(snapshots) == 6
+    assert max((a - b).abs().max().item() for a, b in zip(snapshots[-1][1], snapshots[0][1])) > 1e-3  # it trained
