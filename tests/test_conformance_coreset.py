@@ -24,37 +24,15 @@ import math
 import numpy as np
 import pytest
 import torch
+from coreset_round import B, C, K, N, inputs
 
 from sslkit.algorithms import VAT
 from sslkit.callbacks import CoresetSelection, selection_inputs
-from sslkit.coreset import NEEDS, STRATEGIES, CoresetStrategy, SelectionInputs, last_layer_gradients, make_strategy
+from sslkit.coreset import NEEDS, STRATEGIES, CoresetStrategy, make_strategy
 from sslkit.engine import Trainer
 from sslkit.models import MLP
 
-N, C, D, N_L, K, B = 120, 3, 4, 30, 20, 10
 NAMES = sorted(STRATEGIES)
-
-
-def inputs(n: int = N, device="cpu", **changes) -> SelectionInputs:
-    """A selection round's inputs: bias + weight gradients of soft-target CE logit gradients (width C (1 + D)),
-    a labeled set with every class, pseudo-labels covering every class; ``changes`` replace fields."""
-    g = torch.Generator().manual_seed(0)
-    h_u = torch.relu(torch.randn(n, D, generator=g))
-    g0 = torch.softmax(torch.randn(n, C, generator=g), dim=1) - torch.softmax(torch.randn(n, C, generator=g), dim=1)
-    fields = {
-        "gradients": last_layer_gradients(g0, h_u),
-        "labeled_logits": torch.randn(N_L, C, generator=g),
-        "labels": torch.arange(N_L) % C,
-        "labeled_features": torch.relu(torch.randn(N_L, D, generator=g)),
-        "pseudo_labels": torch.arange(n) % C,
-        "lr": 0.03,
-        "base_lr": 0.03,
-        "lam": 1.0,
-        "draw": 0,
-    }
-    fields.update(changes)
-    fields = {key: v.to(device) if isinstance(v, torch.Tensor) else v for key, v in fields.items()}
-    return SelectionInputs(n, **fields)
 
 
 def strategy(name: str, k=K, seed: int = 0) -> CoresetStrategy:
@@ -152,16 +130,6 @@ def test_non_finite_gradients_are_refused(name, bad):
     G[7, 2] = bad
     with pytest.raises(ValueError, match="NaN or infinite"):
         strategy(name).select(inputs(gradients=G))
-
-
-def test_shapes_the_inputs_record_refuses():
-    G = inputs().gradients
-    with pytest.raises(ValueError, match="one row per unlabeled sample"):
-        inputs(gradients=G[:-1])
-    with pytest.raises(ValueError, match="one row per unlabeled sample"):
-        inputs(gradients=G[:, 0])
-    with pytest.raises(ValueError, match="one class per unlabeled sample"):
-        inputs(pseudo_labels=torch.zeros(N - 1, dtype=torch.long))
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if "labeled" in STRATEGIES[n].needs])

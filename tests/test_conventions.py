@@ -11,7 +11,7 @@ from sklearn.base import clone
 from torch.utils.data import DataLoader, TensorDataset
 
 from sslkit.algorithms import OursEC, PseudoLabel, Supervised
-from sslkit.coreset import STRATEGIES, Retrieve, make_strategy, selection_inputs
+from sslkit.coreset import STRATEGIES, make_strategy
 from sslkit.engine import Trainer
 from sslkit.models import MLP
 from sslkit.pipeline import SSLPipeline
@@ -263,30 +263,3 @@ def test_make_selector_takes_the_pipelines_names():
     assert np.array_equal(make_selector("rdss", 8).fit(X).indices_, make_selector("RDSS", 8).fit(X).indices_)
     with pytest.raises(ValueError, match="selector must be one of"):
         make_selector("herding", 5)
-
-
-def test_strategy_select_of_a_number_says_what_it_takes():
-    with pytest.raises(TypeError, match="select takes a SelectionInputs"):
-        Retrieve(10).select(50)
-    with pytest.raises(TypeError, match="select takes a SelectionInputs"):
-        make_strategy("random", 10).select(50)
-
-
-def test_selection_inputs_from_a_plain_loop_equal_the_callbacks():
-    """``selection_inputs`` gives Retrieve the gradients of the given per-sample loss: the bias part is
-    ``softmax - onehot(argmax)`` for the default pseudo-label loss, and the selection is a valid coreset."""
-    model = mlp()
-    inputs = selection_inputs(model, X[30:], X[:30], Y[:30], lr=0.03)
-    with torch.no_grad():
-        logits = model.eval()(torch.from_numpy(X[30:]))
-        logits = logits[0] if isinstance(logits, tuple) else logits
-    expected = torch.softmax(logits, 1) - torch.nn.functional.one_hot(logits.argmax(1), K)
-    assert torch.allclose(inputs.gradients, expected, atol=1e-6)
-    idx, w = Retrieve(20, seed=0).select(inputs)
-    assert idx.shape == (20,) and len(set(idx.tolist())) == 20 and int(idx.max()) < len(X) - 30
-    # a DataLoader pool gives the same inputs
-    loader = DataLoader(TensorDataset(torch.from_numpy(X[30:])), batch_size=16)
-    again = selection_inputs(model, loader, X[:30], Y[:30], lr=0.03)
-    assert torch.equal(again.gradients, inputs.gradients) and torch.equal(again.labeled_logits, inputs.labeled_logits)
-    with pytest.raises(ValueError, match="needs X_l and y_l"):
-        selection_inputs(model, X[30:], lr=0.03)
