@@ -23,6 +23,7 @@ from sslkit.algorithms import (
 )
 from sslkit.algorithms.base import eval_logits
 from sslkit.algorithms.vat import kl_per_sample
+from sslkit.models import MLP
 from sslkit.seeding import make_generator
 
 
@@ -119,15 +120,18 @@ def test_the_contract_types_check_their_fields():
         LossOutput(torch.tensor(1.0), unlabeled=torch.ones(3))
 
 
-def test_eval_logits_in_chunks_equals_one_pass_and_restores_the_modes():
+def test_eval_logits_matches_the_eval_forward_in_chunks_and_restores_modes():
+
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(3, 5), nn.BatchNorm1d(5), nn.Dropout(0.5), nn.Linear(5, 2)).train()
-    model(torch.randn(16, 3))  # running statistics away from their start
-    X = torch.randn(10, 3)
-    whole = eval_logits(model, X, chunk=100)
-    assert torch.allclose(eval_logits(model, X, chunk=3), whole, rtol=1e-6, atol=1e-7) and whole.dtype == torch.float32
-    assert all(m.training for m in model.modules())  # modes restored
+    model = MLP(2, 3, hidden=(8,), dropout=0.5)
+    X = torch.randn(7, 2)
+    model.train()
+    out = eval_logits(model, X, chunk=3)  # dropout off, three chunks
+    model.eval()
     with torch.no_grad():
-        assert torch.allclose(whole, copy.deepcopy(model).eval()(X))  # running statistics, dropout off
-    with pytest.raises(ValueError, match="chunk must be a positive integer, got 0"):
+        assert torch.allclose(out, model(X)[0])
+    model.train()
+    eval_logits(model, X)
+    assert model.training and all(m.training for m in model.modules())
+    with pytest.raises(ValueError, match="chunk"):
         eval_logits(model, X, chunk=0)

@@ -3,8 +3,6 @@ sslkit.algorithms.risk_rewrite), and over all of paper A's methods the unlabeled
 supervised term and short fits. Pseudo-Label's, VAT's and FixMatch's own tests (with this file's toy models):
 test_algorithms_pseudo_label.py, test_algorithms_vat.py, test_algorithms_fixmatch.py."""
 
-import itertools
-
 import numpy as np
 import pytest
 import torch
@@ -22,9 +20,7 @@ from sslkit.algorithms import (
     OursIter,
     PseudoLabel,
     SupervisedRisk,
-    batch_component_risks,
     prior_class_weights,
-    supervised_ce,
 )
 from sslkit.algorithms.base import logits_of
 from sslkit.data import gaussian_pair
@@ -82,28 +78,6 @@ def blobs(n_per_class, seed, k=3, d=2):
     y = np.repeat(np.arange(k), n_per_class)
     centres = 2.5 * np.stack([np.cos(2 * np.pi * np.arange(k) / k), np.sin(2 * np.pi * np.arange(k) / k)], 1)
     return (centres[y] + rng.standard_normal((y.size, d))).astype(np.float32), y.astype(np.int64)
-
-
-# ------------------------------------------------------------------------- Horvitz-Thompson batches
-
-
-def test_batch_component_risks_is_unbiased_by_exact_enumeration():
-    torch.manual_seed(0)
-    y = torch.tensor([0, 1, 1, 2, 2, 2])
-    L = torch.rand(6, 3, dtype=torch.float64)
-    counts = np.bincount(y.numpy())
-    full = component_risks(L, y, 3)
-    for b in (1, 2, 3, 5):
-        subsets = list(itertools.combinations(range(6), b))
-        mean = sum(batch_component_risks(L[list(s)], y[list(s)], counts) for s in subsets) / len(subsets)
-        assert torch.allclose(mean, full, atol=1e-12), b
-    # equals sslkit.risk.component_risks with the Horvitz-Thompson normalizer; missing class -> zero row
-    idx = [0, 1, 2]
-    hat = batch_component_risks(L[idx], y[idx], counts)
-    ref = component_risks(L[idx], y[idx], 3, normalizer=counts * 3 / 6)
-    assert torch.allclose(hat, ref) and (hat[2] == 0).all()
-    with pytest.raises(ValueError, match="n_per_class"):
-        batch_component_risks(L, y, [1, 2])
 
 
 # ------------------------------------------------------------------------- the a of each method
@@ -363,29 +337,6 @@ def test_unlabeled_part_of_each_ssl_loss_has_a_nonzero_parameter_gradient(make):
     assert (grads[0] - grads[1]).abs().max() > 1e-6
 
 
-def test_prior_weighted_ce_is_an_unbiased_batch_estimate_of_the_pn_risk():
-    gen = torch.Generator().manual_seed(3)
-    y = torch.tensor([0, 0, 0, 0, 1, 2, 2])  # n = (4, 1, 2), not proportional to the prior
-    prior = np.array([0.2, 0.5, 0.3])
-    logits = torch.randn(7, 3, generator=gen)
-    w = prior_class_weights(prior, y, 3)
-    assert torch.allclose(w, torch.tensor([0.2 * 7 / 4, 0.5 * 7 / 1, 0.3 * 7 / 2]))
-    R = component_risks(loss_matrix(logits, "ce"), y, 3)
-    pn = float((torch.as_tensor(prior, dtype=torch.float32) * torch.diagonal(R)).sum())
-    assert float(supervised_ce(logits, y, w)) == pytest.approx(pn, rel=1e-5)  # the whole set as one batch
-    batch_means = [float(supervised_ce(logits[list(b)], y[list(b)], w)) for b in itertools.combinations(range(7), 3)]
-    assert np.mean(batch_means) == pytest.approx(pn, rel=1e-5)  # E over uniform batches of 3 (all 35 of them)
-    assert float(supervised_ce(logits, y)) == pytest.approx(float(F.cross_entropy(logits, y)), rel=1e-6)
-    with pytest.raises(ValueError, match=r"no sample of class\(es\) \[1\]"):
-        prior_class_weights(prior, torch.tensor([0, 2, 2]), 3)
-    with pytest.raises(ValueError, match="sum to 1"):
-        prior_class_weights([0.5, 0.6, 0.1], y, 3)
-    with pytest.raises(ValueError, match="3 classes"):
-        prior_class_weights([0.5, 0.5], y, 3)
-    with pytest.raises(ValueError, match=r"labels must lie in \[0, 3\)"):
-        prior_class_weights(prior, torch.tensor([0, 1, 3]), 3)
-
-
 @pytest.mark.parametrize("make", [lambda p: VAT(1.0, prior=p), lambda p: PseudoLabel(0.9, warmup_epochs=1, prior=p)])
 def test_pl_and_vat_with_a_prior_use_the_pn_risk_as_supervised_term(make):
     X, y = blobs([12, 3, 6], seed=0)
@@ -429,21 +380,3 @@ def test_short_fit_on_gaussian_pair_beats_chance(make):
         seed=0,
     ).fit(Xl, yl, Xu)
     assert tr.score(Xt, yt) > 0.65  # Bayes accuracy 0.76, chance 0.5
-
-
-def test_eval_logits_matches_the_eval_forward_in_chunks_and_restores_modes():
-    from sslkit.algorithms.base import eval_logits
-
-    torch.manual_seed(0)
-    model = MLP(2, 3, hidden=(8,), dropout=0.5)
-    X = torch.randn(7, 2)
-    model.train()
-    out = eval_logits(model, X, chunk=3)  # dropout off, three chunks
-    model.eval()
-    with torch.no_grad():
-        assert torch.allclose(out, model(X)[0])
-    model.train()
-    eval_logits(model, X)
-    assert model.training and all(m.training for m in model.modules())
-    with pytest.raises(ValueError, match="chunk"):
-        eval_logits(model, X, chunk=0)
