@@ -15,7 +15,7 @@ iterations -- the defaults here (``lambda_u=8``, ``rampup=0.4``; EMA ``0.95`` is
 The teacher runs in eval mode (dropout off, BatchNorm statistics copied from the student). Logs: ``loss``,
 ``sup_loss``, ``unsup_loss`` (before the ramp-up weight), ``ramp``.
 
-Against USB (``semilearn`` 0.3.2, tests/test_usb_oracle.py): for the same views and EMA weights the consistency
+Against USB (``semilearn`` 0.3.2, tests/test_algorithms_mean_teacher.py): for the same views and EMA weights the consistency
 term, losses and gradients agree after the ramp-up, and the trainer's EMA equals USB's ``EMA`` (with
 ``ema_warmup=False``). In 0.3.2 USB's consistency term does reach the student (its issue #102, student logits
 taken from the teacher's pass, is fixed there). Differences by design, each shown by a test: USB ramps λ

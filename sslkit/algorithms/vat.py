@@ -27,7 +27,7 @@ Normalisation is per sample over all non-batch dimensions (images: C·H·W), wit
 Logs: ``loss``, ``sup_loss``, ``unsup_loss``; per-sample losses: ``KL(p_j || p(x_j + r_adv,j))`` with the
 logits of the perturbed pass (paper C App. C.3); per-sample weights multiply them (paper C eq. 2).
 
-Against USB (``semilearn`` 0.3.2, tests/test_usb_oracle.py): on images, from the same random start, the probe,
+Against USB (``semilearn`` 0.3.2, tests/test_algorithms_vat.py): on images, from the same random start, the probe,
 ``r_adv`` (1-3 power iterations), the KL, the losses, gradients and BatchNorm statistics agree. Differences, each
 shown by a test: (a) USB adds entropy minimisation (0.06) and a linear ramp of the VAT term over 40% of
 training; paper A App. C has neither. (b) USB's direction normalisation acts on 3-D and 4-D arrays only, so on
