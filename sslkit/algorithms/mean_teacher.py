@@ -15,14 +15,14 @@ iterations -- the defaults here (``lambda_u=8``, ``rampup=0.4``; EMA ``0.95`` is
 The teacher runs in eval mode (dropout off, BatchNorm statistics copied from the student). Logs: ``loss``,
 ``sup_loss``, ``unsup_loss`` (before the ramp-up weight), ``ramp``.
 
-Against USB (``semilearn`` 0.3.2, tests/test_algorithms_mean_teacher.py): for the same views and EMA weights the consistency
-term, losses and gradients agree after the ramp-up, and the trainer's EMA equals USB's ``EMA`` (with
-``ema_warmup=False``). In 0.3.2 USB's consistency term does reach the student (its issue #102, student logits
-taken from the teacher's pass, is fixed there). Differences by design, each shown by a test: USB ramps λ
-linearly (``min(t / 0.4T, 1)``, λ = 50) where Tarvainen & Valpola and CORDS use the sigmoid above; USB's student
-sees the strong view, here a second weak view (paper C App. C.2, CORDS); USB's teacher is the EMA weights loaded
-into the student in training mode (batch statistics of the unlabeled batch, which the student also sees alone),
-here the EMA model in eval mode (running statistics) with labeled and unlabeled views in one student batch;
+Against USB (``semilearn`` 0.3.2, tests/test_algorithms_mean_teacher.py): for the same views and EMA weights the
+consistency term, losses and gradients agree after the ramp-up, and the trainer's EMA equals USB's ``EMA`` (with
+``ema_warmup=False``; tests/test_engine_optim.py). In 0.3.2 USB's consistency term does reach the student (its issue
+#102, student logits taken from the teacher's pass, is fixed there). Differences by design, each shown by a test:
+USB ramps λ linearly (``min(t / 0.4T, 1)``, λ = 50) where Tarvainen & Valpola and CORDS use the sigmoid above; USB's
+student sees the strong view, here a second weak view (paper C App. C.2, CORDS); USB's teacher is the EMA weights
+loaded into the student in training mode (batch statistics of the unlabeled batch, which the student also sees
+alone), here the EMA model in eval mode (running statistics) with labeled and unlabeled views in one student batch;
 ``ema_warmup=True`` is Tarvainen's warm-up, which USB does not have.
 """
 
