@@ -1,6 +1,8 @@
-"""The engine's extension points: scheduled hooks, the unlabeled sampler, the EMA teacher -- and the
-acceptance test of the engine redesign: Mean Teacher and a random-coreset callback, each under 60 lines,
-written against the public contract with no edit to the engine."""
+"""The engine's extension points in the loop: hooks fire before and after epochs and iterations in order, epochs
+over the unlabeled pool -- and the acceptance test of the engine redesign: a random-coreset callback under 60 lines,
+written against the public contract with no edit to the engine. Hook's schedule table: test_algorithms_base.py; the
+sampler: test_engine_sampling.py; the EMA teacher: test_engine_optim.py; Mean Teacher (the other acceptance test):
+test_algorithms_mean_teacher.py."""
 
 from __future__ import annotations
 
