@@ -17,6 +17,7 @@ from sslkit.callbacks import CoresetSelection
 from sslkit.coreset import BayesianCoreset, PerClassRetrieve, Retrieve, one_step_objective
 from sslkit.engine import Trainer
 from sslkit.experiments import catalog
+from sslkit.experiments.paper_c.experiments import TRADEOFF
 from sslkit.experiments.paper_c.robust import PROTOCOLS as ROBUST
 from sslkit.experiments.paper_c.robust import robust_rows
 from sslkit.experiments.paper_c.tradeoff import FRACTIONS, PROTOCOLS, build_task, make_model, run_schedule
@@ -76,11 +77,11 @@ def test_c_robust_random_coresets_hold_the_pools_ood_share_up_to_sampling_error(
     assert checked > 0
 
 
-# ------------------------------------------------------------------------------------------------ c_tradeoff
+# ------------------------------------------------------------------------------------------- the trade-off
 
 
-def test_c_tradeoff_runs_take_their_planned_iterations_and_warm_epochs_on_one_thread():
-    records = committed("c_tradeoff")
+def test_tradeoff_runs_take_their_planned_iterations_and_warm_epochs_on_one_thread():
+    records = committed(TRADEOFF.name)
     for r in records:
         m, c = r["metrics"], r["config"]
         assert r["hardware"].endswith(", 1 thread"), r["hardware"]  # the power model's one busy core
@@ -114,7 +115,7 @@ def test_c_bayesian_runs_select_and_time_their_selections_and_hold_one_run_per_c
 
 
 def test_c_variants_rows_hold_one_run_per_variant_budget_and_seed():
-    cpu = committed("c_tradeoff") + committed("c_variants")
+    cpu = committed(TRADEOFF.name) + committed("c_variants")
     for algorithm in ("vat", "mean_teacher"):
         rows = [r for r in variant_rows(cpu) if r["algorithm"] == algorithm]
         assert rows, algorithm

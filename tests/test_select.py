@@ -10,7 +10,6 @@ def test_exports_are_the_modules_objects():
     check_exports(
         select,
         internal={
-            "baselines": ["activeft_loss"],
             "kernel": ["check_features", "check_alpha", "check_bandwidth", "DEFAULT_BLOCK_SIZE"],
         },
     )

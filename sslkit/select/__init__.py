@@ -22,7 +22,7 @@ its ``seed``.
   :func:`selector_name` (``"rdss"`` -> ``"RDSS"``).
 """
 
-from sslkit.select.activeft import ActiveFTSelector
+from sslkit.select.activeft import ActiveFTSelector, activeft_loss
 from sslkit.select.baselines import (
     KMeansSelector,
     RandomSelector,
@@ -54,6 +54,7 @@ __all__ = [
     "KMeansSelector",
     "USLSelector",
     "ActiveFTSelector",
+    "activeft_loss",
     "kmeans",
     "gaussian_kernel",
     "median_bandwidth",
