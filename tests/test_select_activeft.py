@@ -10,13 +10,7 @@ from sslkit.data import gmm10
 from sslkit.select import ActiveFTSelector
 from sslkit.select.activeft import activeft_loss
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest's: the selectors' fits on one torch thread
 
 
 @pytest.fixture(scope="module")

@@ -16,13 +16,7 @@ from sslkit.select import (
     kmeans,
 )
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest's: the selectors' fits on one torch thread
 
 
 @pytest.fixture(scope="module")
