@@ -5,22 +5,14 @@ import re
 from sslkit.data.specs import DATASETS, SPECS, Download, FileSpec, Source
 
 
-def test_dataset_names():
-    assert DATASETS == (
-        "mnist",
-        "cifar10",
-        "cifar100",
-        "svhn",
-        "stl10",
-        "adult",
-        "banknote",
-        "breast_cancer",
-        "credit_default",
-        "covertype",
-        "shuttle",
-        "dry_bean",
-        "digits",
+def test_dataset_names_are_the_specs_in_order():
+    assert DATASETS == tuple(SPECS) and len(set(DATASETS)) == len(DATASETS) == 13
+    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", n) for n in DATASETS)  # a folder name under the data directory
+    # the papers' datasets: A's tables and images, B's four image sets, C's MNIST / CIFAR-10; images come first
+    assert {"adult", "banknote", "shuttle", "dry_bean", "mnist", "cifar10", "cifar100", "svhn", "stl10"} <= set(
+        DATASETS
     )
+    assert DATASETS[:5] == ("mnist", "cifar10", "cifar100", "svhn", "stl10")
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")

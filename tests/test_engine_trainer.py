@@ -139,6 +139,11 @@ class ScriptedTrainer(Trainer):
         return self.script[self.epoch - 1]
 
 
+def scripted(script, **kw):
+    """A supervised ScriptedTrainer on net(0), batches of 16, quiet, on the CPU."""
+    return ScriptedTrainer(net(0), Supervised(), device="cpu", progress=False, batch_size=16, script=script, **kw)
+
+
 def test_early_stopping_real_model_that_cannot_improve_restores_best():
     X, y = blobs(64)  # balanced: ConstNet always has validation accuracy 0.5
     model = ConstNet()
@@ -162,16 +167,11 @@ def test_early_stopping_real_model_that_cannot_improve_restores_best():
 def test_early_stopping_scripted_patience_and_restore():
     X, y = blobs(64)
     snaps = []
-    tr = ScriptedTrainer(
-        net(0),
-        Supervised(),
-        device="cpu",
-        progress=False,
+    tr = scripted(
+        [0.5, 0.6, 0.55, 0.6, 0.6, 0.7, 0.9],
         lr=0.05,
         epochs=20,
-        batch_size=16,
         early_stopping=EarlyStopping(patience=3),
-        script=[0.5, 0.6, 0.55, 0.6, 0.6, 0.7, 0.9],
         hooks=[Hook(lambda t: snaps.append({k: v.clone() for k, v in t.model.state_dict().items()}))],
     )
     tr.fit(X, y, X_val=X, y_val=y)
@@ -182,16 +182,7 @@ def test_early_stopping_scripted_patience_and_restore():
 
 def test_min_delta_semantics():
     X, y = blobs(32)
-    tr = ScriptedTrainer(
-        net(0),
-        Supervised(),
-        device="cpu",
-        progress=False,
-        epochs=4,
-        batch_size=16,
-        early_stopping=EarlyStopping(patience=10, min_delta=0.25),
-        script=[0.25, 0.5, 0.5000001, 0.76],
-    )
+    tr = scripted([0.25, 0.5, 0.5000001, 0.76], epochs=4, early_stopping=EarlyStopping(patience=10, min_delta=0.25))
     tr.fit(X, y, X_val=X, y_val=y)
     # 0.5 is not > 0.25 + 0.25; 0.5000001 is; 0.76 > 0.5000001 + 0.25
     assert tr.best_epoch_ == 4 and tr.best_val_acc_ == 0.76
@@ -203,9 +194,7 @@ def test_min_delta_semantics():
 
 def test_without_early_stopping_final_weights_kept_best_reported():
     X, y = blobs(32)
-    tr = ScriptedTrainer(
-        net(0), Supervised(), device="cpu", progress=False, epochs=3, batch_size=16, script=[0.9, 0.5, 0.5]
-    )
+    tr = scripted([0.9, 0.5, 0.5], epochs=3)
     snaps = []
     tr.hooks = [Hook(lambda t: snaps.append({k: v.clone() for k, v in t.model.state_dict().items()}))]
     tr.fit(X, y, X_val=X, y_val=y)
