@@ -28,13 +28,26 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["IMAGE_SUFFIXES", "METHODS", "add_parser", "load_input", "run", "select_rows"]
+__all__ = [
+    "EXACT_MU_MAX_SAMPLES",
+    "IMAGE_SUFFIXES",
+    "METHODS",
+    "add_parser",
+    "load_input",
+    "mu_method_for",
+    "run",
+    "select_rows",
+]
 
 #: the image files a folder input reads
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 #: the selectors ``--method`` takes (label-free: "Stratified" needs every label, so it is not one of them)
 METHODS = ("rdss", "random", "kmeans", "usl", "activeft")
 EXTRACTOR_CHOICES = ("auto", "pixels_pca", "efficientnet_lite0", "clip_vit_b32")
+#: ``--mu auto``: RDSS computes Algorithm 1's ``mu`` exactly up to this many samples (``O(n^2 d)``: about a minute at
+#: 200 000 x 512 on two cores) and estimates it from landmarks beyond (:mod:`sslkit.select.kernel_mean`)
+EXACT_MU_MAX_SAMPLES = 200_000
+MU_CHOICES = ("auto", "exact", "landmarks", "rff")
 
 
 def add_parser(sub) -> None:
@@ -59,6 +72,13 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--image-size", type=int, default=64, help="images are resized to this many pixels square")
     p.add_argument("--recursive", action="store_true", help="read the images of sub-folders too")
+    p.add_argument(
+        "--mu",
+        default="auto",
+        choices=MU_CHOICES,
+        help=f"RDSS: Algorithm 1's mu exactly or from 8192 landmarks / random Fourier features (default: auto = "
+        f"exact up to {EXACT_MU_MAX_SAMPLES} samples, landmarks beyond)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
 
 
@@ -84,8 +104,21 @@ def load_input(path, *, id_column=None, extractor="auto", image_size=64, recursi
     raise ValueError(f"{path}: give a .npy or .csv features file or a folder of images (got a {path.suffix} file)")
 
 
-def select_rows(X: np.ndarray, budget: int, method: str = "rdss", *, seed=0, device="auto", progress=True):
-    """The ``budget`` rows of ``X`` that ``method`` chooses, in selection order (int64)."""
+def mu_method_for(n: int, mu: str = "auto") -> str:
+    """What ``--mu`` means for ``n`` samples: ``auto`` is ``exact`` up to :data:`EXACT_MU_MAX_SAMPLES`, ``landmarks``
+    beyond."""
+    if mu not in MU_CHOICES:
+        raise ValueError(f"--mu must be one of {', '.join(MU_CHOICES)}, got {mu!r}")
+    if mu == "auto":
+        return "exact" if n <= EXACT_MU_MAX_SAMPLES else "landmarks"
+    return mu
+
+
+def select_rows(
+    X: np.ndarray, budget: int, method: str = "rdss", *, seed=0, device="auto", progress=True, mu: str = "auto"
+):
+    """The ``budget`` rows of ``X`` that ``method`` chooses, in selection order (int64). ``mu``: RDSS's
+    :func:`mu_method_for` (ignored by the other selectors)."""
     from sslkit.select import make_selector, selector_name
 
     name = selector_name(method)
@@ -95,7 +128,8 @@ def select_rows(X: np.ndarray, budget: int, method: str = "rdss", *, seed=0, dev
         raise ValueError(f"--budget must be a positive integer, got {budget!r}")
     if budget > len(X):
         raise ValueError(f"--budget {budget} exceeds the {len(X)} samples of the input")
-    sel = make_selector(name, budget, seed=seed, device=device, progress=progress)
+    mu_method = mu_method_for(len(X), mu) if name == "RDSS" else "exact"
+    sel = make_selector(name, budget, seed=seed, device=device, progress=progress, mu_method=mu_method)
     return np.asarray(sel.fit(X).indices_, dtype=np.int64)
 
 
@@ -119,7 +153,7 @@ def run(args) -> int:
         device=args.device,
         progress=progress,
     )
-    idx = select_rows(X, args.budget, args.method, seed=args.seed, device=args.device, progress=progress)
+    idx = select_rows(X, args.budget, args.method, seed=args.seed, device=args.device, progress=progress, mu=args.mu)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)

@@ -109,3 +109,21 @@ def test_bad_input_is_one_clear_line(tmp_path, capsys, monkeypatch, make, argv, 
 def test_help_lists_the_methods(capsys):
     assert main(["select", "--help"]) == 0
     assert "rdss" in capsys.readouterr().out
+
+
+def test_mu_is_exact_up_to_the_named_size_and_landmarks_beyond(tmp_path, monkeypatch):
+    from sslkit import select_cli
+
+    assert select_cli.mu_method_for(select_cli.EXACT_MU_MAX_SAMPLES) == "exact"
+    assert select_cli.mu_method_for(select_cli.EXACT_MU_MAX_SAMPLES + 1) == "landmarks"
+    assert select_cli.mu_method_for(10, "rff") == "rff"
+    X = features(9000, 4, seed=3)  # more samples than the 8192 landmarks
+    np.save(tmp_path / "f.npy", X)
+    monkeypatch.setattr(select_cli, "EXACT_MU_MAX_SAMPLES", 1000)  # this pool is "large": auto takes landmarks
+    out = tmp_path / "c.csv"
+    assert main(["select", str(tmp_path / "f.npy"), "-m", "8", "-o", str(out), "--no-progress"]) == 0
+    landmarks = GKHR(8, mu_method="landmarks").fit(X).indices_
+    assert [int(r["index"]) for r in read(out)] == landmarks.tolist()
+    assert not np.array_equal(landmarks, GKHR(8).fit(X).indices_)  # so the file shows which mu ran
+    argv = ["select", str(tmp_path / "f.npy"), "-m", "8", "-o", str(out), "--no-progress", "--mu", "exact"]
+    assert main(argv) == 0 and [int(r["index"]) for r in read(out)] == GKHR(8).fit(X).indices_.tolist()

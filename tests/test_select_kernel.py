@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from select_reference import dense_kernel, toy_data
 
 from sslkit.select import gaussian_kernel, kernel_row_sums, median_bandwidth
@@ -50,3 +51,14 @@ def test_blockwise_row_sums_equal_dense(toy, block):
 def test_row_sums_float32_close_to_float64(toy):
     r32 = kernel_row_sums(toy.astype(np.float32), bandwidth=2.5, block_size=64).numpy()
     np.testing.assert_allclose(r32, dense_kernel(toy, toy, 2.5).sum(1), rtol=1e-5)
+
+
+def test_a_large_pool_is_lifted_by_chunks_to_the_same_values(monkeypatch):
+    from sslkit.select import kernel
+
+    X = torch.randn(1000, 7, dtype=torch.float32)
+    whole = kernel.lifted(X, 2.0)
+    monkeypatch.setattr(kernel, "LIFT_CHUNK", 128)  # 1000 rows count as a large pool now
+    assert torch.equal(kernel.lifted(X, 2.0), whole)
+    with pytest.raises(ValueError, match="not finite"):
+        kernel.lifted(torch.cat([X, torch.full((1, 7), 1e30)]), 1e-10)  # the check runs in every chunk

@@ -47,3 +47,8 @@ def test_bad_budget_and_seed():
         make_selector("Random", 0)
     with pytest.raises((TypeError, ValueError), match="seed"):
         make_selector("Random", 3, seed=-1)
+
+
+def test_an_approximate_mu_is_refused_for_another_selector():
+    with pytest.raises(ValueError, match="applies to RDSS only"):
+        make_selector("kmeans", 3, mu_method="landmarks")

@@ -15,6 +15,8 @@ its ``seed``.
 * :mod:`sslkit.select.herding`: :class:`GKHR` (Algorithm 1, RDSS) and :class:`GKH` (Algorithm 2).
 * :mod:`sslkit.select.baselines`: :class:`RandomSelector`, :class:`StratifiedSelector` (label oracle),
   :class:`KMeansSelector`, :class:`USLSelector`.
+* :mod:`sslkit.select.kernel_mean`: :func:`approximate_mu` (Algorithm 1's ``mu`` from ``s`` landmarks or random
+  Fourier features, ``O(n s d)``, for pools of a million) and its error bound :func:`mu_error_bound`.
 * :mod:`sslkit.select.ray_mu`: :func:`ray_kernel_row_sums` (Algorithm 1's ``mu`` by tiles on Ray workers, equal
   to :func:`kernel_row_sums` bit for bit).
 * :mod:`sslkit.select.activeft`: :class:`ActiveFTSelector` and its objective :func:`~.activeft.activeft_loss`.
@@ -32,6 +34,7 @@ from sslkit.select.baselines import (
 )
 from sslkit.select.herding import GKH, GKHR, auto_alpha
 from sslkit.select.kernel import gaussian_kernel, kernel_row_sums, median_bandwidth
+from sslkit.select.kernel_mean import approximate_mu, mu_error_bound
 from sslkit.select.mmd import alpha_mmd2, alpha_mmd2_path, mmd2
 from sslkit.select.ray_mu import ray_kernel_row_sums
 from sslkit.select.registry import SELECTORS, make_selector, selector_name
@@ -59,6 +62,8 @@ __all__ = [
     "gaussian_kernel",
     "median_bandwidth",
     "kernel_row_sums",
+    "approximate_mu",
+    "mu_error_bound",
     "ray_kernel_row_sums",
     "alpha_mmd2",
     "mmd2",

@@ -61,6 +61,7 @@ from sslkit.select.kernel import (
     partner,
     symmetric_row_sums,
 )
+from sslkit.select.kernel_mean import check_mu_method, lifted_mu
 from sslkit.select.mmd import check_mu
 
 __all__ = ["GKHR", "GKH", "auto_alpha"]
@@ -103,6 +104,8 @@ class _Herding(Params):
         seed=0,
         lookahead=None,
         progress=False,
+        mu_method="exact",
+        mu_size: int = 8192,
     ):
         self.m = check_count(m, "m", allow_zero=False)
         if not (isinstance(alpha, str) and alpha == "auto"):
@@ -119,6 +122,8 @@ class _Herding(Params):
             lookahead = check_count(lookahead, "lookahead", allow_zero=False)
         self.lookahead = lookahead
         self.progress = check_bool(progress, "progress")
+        self.mu_method = check_mu_method(mu_method)
+        self.mu_size = check_count(mu_size, "mu_size", allow_zero=False)
 
     def fit(self, X, y=None, *, mu=None):
         """Select ``m`` samples of ``X`` (``y`` is ignored: the selection is label-free).
@@ -156,7 +161,12 @@ class _Herding(Params):
             raise ValueError("a precomputed mu needs the explicit bandwidth it was computed with, not 'median'")
         t0, c0 = time.perf_counter(), time.process_time()
         Z = lifted(X, bandwidth)
-        mu = symmetric_row_sums(Z, self.block_size) / n if mu is None else check_mu(mu, n, dev)
+        if mu is not None:
+            mu = check_mu(mu, n, dev)
+        elif self.mu_method == "exact":
+            mu = symmetric_row_sums(Z, self.block_size) / n
+        else:  # an unbiased estimate from mu_size kernel samples per row (sslkit.select.kernel_mean)
+            mu = lifted_mu(Z, self.mu_method, self.mu_size, self.seed, self.block_size)
         _sync(dev)
         timings["mu"], timings["mu_cpu"] = time.perf_counter() - t0, time.process_time() - c0
 
@@ -225,7 +235,8 @@ class _Herding(Params):
     def __repr__(self):
         return (
             f"{type(self).__name__}(m={self.m}, alpha={self.alpha!r}, bandwidth={self.bandwidth!r}, "
-            f"device={self.device!r}, block_size={self.block_size})"
+            f"device={self.device!r}, block_size={self.block_size}"
+            + (f", mu_method={self.mu_method!r}, mu_size={self.mu_size})" if self.mu_method != "exact" else ")")
         )
 
 
@@ -243,6 +254,9 @@ class GKHR(_Herding):
       docstring; ``None`` = 32 on a CPU, 1 on a GPU: one row per step, no cache). Any value selects the
       same indices up to float rounding of near-ties (a product of fewer than 8 rows may round differently).
     * ``progress``: a ``tqdm`` bar over the ``m`` picks (``SSLKIT_PROGRESS=0`` silences it).
+    * ``mu_method``: ``"exact"`` (Algorithm 1's line 1, ``O(n^2 d)``) or an unbiased estimate from ``mu_size``
+      kernel samples per row, ``O(n mu_size d)``: ``"landmarks"`` or ``"rff"`` (:mod:`sslkit.select.kernel_mean`,
+      with the error bound and what it means for alpha-MMD^2), for pools of a million. Seeded by ``seed``.
 
     scikit-learn's ``get_params`` / ``set_params`` (so :func:`sklearn.base.clone`); ``fit`` always starts afresh.
 

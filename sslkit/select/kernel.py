@@ -44,6 +44,9 @@ __all__ = [
 ]
 
 DEFAULT_BLOCK_SIZE = 2048
+#: rows lifted at once: a larger pool (a million rows, paper B's ImageNet scale) is lifted by chunks of this many
+#: rows, so lifting needs no full-size temporaries beside the result (:func:`lifted`)
+LIFT_CHUNK = 1 << 18
 
 
 # --------------------------------------------------------------------------------------------------
@@ -97,6 +100,11 @@ def lifted(X: torch.Tensor, bandwidth: float, center=None) -> torch.Tensor:
     """
     if center is None:
         center = X.mean(dim=0)
+    if X.shape[0] > LIFT_CHUNK:  # a large pool: Z filled by chunks, no full-size temporaries (same values)
+        Z = torch.empty(X.shape[0], X.shape[1] + 2, dtype=X.dtype, device=X.device)
+        for s in range(0, X.shape[0], LIFT_CHUNK):
+            Z[s : s + LIFT_CHUNK] = lifted(X[s : s + LIFT_CHUNK], bandwidth, center)
+        return Z
     Xs = (X - center) / bandwidth
     sq = (Xs * Xs).sum(dim=1, keepdim=True)
     limit = torch.finfo(sq.dtype).max / 4.0
