@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 import torch
@@ -131,7 +132,10 @@ def check_features(X, name: str = "X", *, device=None, dtype=None) -> torch.Tens
             raise TypeError(f"{name} must be a numpy array or torch tensor, got {type(X).__name__}") from exc
         if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
             raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
-        t = torch.from_numpy(np.ascontiguousarray(arr))
+        arr = np.ascontiguousarray(arr)
+        with warnings.catch_warnings():  # a read-only array (np.load(mmap_mode="r")) is read, never written
+            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+            t = torch.from_numpy(arr)
     if t.is_complex():
         raise TypeError(f"{name} must be real, got dtype {t.dtype}")
     if t.ndim != 2:

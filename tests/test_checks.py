@@ -12,6 +12,7 @@ from sslkit._checks import (
     check_bool,
     check_budget,
     check_count,
+    check_features,
     check_indices,
     check_open_unit,
     check_positive,
@@ -86,3 +87,18 @@ def test_symmetric_within_a_relative_tolerance():
         check_symmetric(torch.tensor([[1.0, 2.0], [2.1, 1.0]]))
     with pytest.raises(ValueError, match="square"):
         check_symmetric(torch.ones(2, 3))
+
+
+def test_a_read_only_memory_mapped_array_is_read_without_a_warning(tmp_path):
+    """``np.load(mmap_mode="r")`` (a features file larger than memory) is accepted as it is: no copy of a float32
+    file, and no warning about writing to it (the checks and the selectors never write to their input)."""
+    import warnings
+
+    X = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.save(tmp_path / "f.npy", X)
+    mapped = np.load(tmp_path / "f.npy", mmap_mode="r")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = check_features(mapped)
+    assert t.dtype == torch.float32 and t.numpy().tolist() == X.tolist()
+    assert np.shares_memory(t.numpy(), mapped)  # not read into a copy
