@@ -44,9 +44,11 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".we
 #: the selectors ``--method`` takes (label-free: "Stratified" needs every label, so it is not one of them)
 METHODS = ("rdss", "random", "kmeans", "usl", "activeft")
 EXTRACTOR_CHOICES = ("auto", "pixels_pca", "efficientnet_lite0", "clip_vit_b32")
-#: ``--mu auto``: RDSS computes Algorithm 1's ``mu`` exactly up to this many samples (``O(n^2 d)``: about a minute at
-#: 200 000 x 512 on two cores) and estimates it from landmarks beyond (:mod:`sslkit.select.kernel_mean`)
+#: ``--mu auto``: RDSS computes Algorithm 1's ``mu`` exactly up to this many samples (``O(n^2 d)``: about three minutes
+#: at 200 000 x 512 on two cores, 16x the ~10 s of 50 000) and estimates it from landmarks beyond
+#: (:mod:`sslkit.select.kernel_mean`)
 EXACT_MU_MAX_SAMPLES = 200_000
+#: ``--mu``: auto, then sslkit.select.kernel_mean.MU_METHODS (spelled out: this module imports no torch at load)
 MU_CHOICES = ("auto", "exact", "landmarks", "rff")
 
 
@@ -118,7 +120,7 @@ def select_rows(
     X: np.ndarray, budget: int, method: str = "rdss", *, seed=0, device="auto", progress=True, mu: str = "auto"
 ):
     """The ``budget`` rows of ``X`` that ``method`` chooses, in selection order (int64). ``mu``: RDSS's
-    :func:`mu_method_for` (ignored by the other selectors)."""
+    :func:`mu_method_for` (an estimated ``mu`` with another selector is refused)."""
     from sslkit.select import make_selector, selector_name
 
     name = selector_name(method)
@@ -128,7 +130,11 @@ def select_rows(
         raise ValueError(f"--budget must be a positive integer, got {budget!r}")
     if budget > len(X):
         raise ValueError(f"--budget {budget} exceeds the {len(X)} samples of the input")
-    mu_method = mu_method_for(len(X), mu) if name == "RDSS" else "exact"
+    mu_method = mu_method_for(len(X), mu)
+    if name != "RDSS":
+        if mu in ("landmarks", "rff"):
+            raise ValueError(f"--mu {mu} applies to rdss only, not to --method {method}")
+        mu_method = "exact"
     sel = make_selector(name, budget, seed=seed, device=device, progress=progress, mu_method=mu_method)
     return np.asarray(sel.fit(X).indices_, dtype=np.int64)
 

@@ -127,3 +127,14 @@ def test_mu_is_exact_up_to_the_named_size_and_landmarks_beyond(tmp_path, monkeyp
     assert not np.array_equal(landmarks, GKHR(8).fit(X).indices_)  # so the file shows which mu ran
     argv = ["select", str(tmp_path / "f.npy"), "-m", "8", "-o", str(out), "--no-progress", "--mu", "exact"]
     assert main(argv) == 0 and [int(r["index"]) for r in read(out)] == GKHR(8).fit(X).indices_.tolist()
+
+
+def test_mu_choices_are_the_selectors_and_an_estimate_needs_rdss(tmp_path, capsys):
+    from sslkit.select.kernel_mean import MU_METHODS
+    from sslkit.select_cli import MU_CHOICES
+
+    assert MU_CHOICES == ("auto", *MU_METHODS)
+    np.save(tmp_path / "f.npy", features(40, 3))
+    argv = ["select", str(tmp_path / "f.npy"), "-m", "4", "--method", "kmeans", "--mu", "rff", "--no-progress"]
+    assert main([*argv, "-o", str(tmp_path / "o.csv")]) == 2
+    assert "--mu rff applies to rdss only" in capsys.readouterr().err
