@@ -11,10 +11,10 @@ times, for each workload and in the same run:
 * ``busy``: beside one spawned Python busy loop (``while True: pass``, the script's own niceness);
 
 each with torch's default threads (``default``: what a user gets) and with ``torch.set_num_threads(1)`` (``one``),
-and, for GKHR and Retrieve, with the one-thread loops switched off (``default, loops threaded``: the library before
-:func:`~sslkit.device.single_threaded`, the comparison that shows what it buys). Medians of ``--repeats``
-interleaved runs (configurations in turn, so a change of load hits all of them). Same selection in every
-configuration (checked: the indices are compared).
+and with the one-thread loops switched off (``default, loops threaded``: the library before
+:func:`~sslkit.device.single_threaded` and ``Trainer(threads="auto")``, the comparison that shows what they
+buy). Medians of ``--repeats`` interleaved runs (configurations in turn, so a change of load hits all of them).
+Same selection in every configuration (checked: the indices are compared).
 
 Targets (beside one busy process, torch's default threads): at most 1.3x the one-thread time beside the same
 busy process, and at most 2x the time alone with default threads; for each of the three workloads.
@@ -44,6 +44,7 @@ from c_retrieve_greedy import make_inputs
 from machine import cpu_capability
 
 import sslkit.coreset.retrieve as retrieve_module
+import sslkit.engine.trainer as trainer_module
 import sslkit.select.herding as herding_module
 from sslkit.algorithms import Supervised
 from sslkit.coreset import Retrieve
@@ -75,13 +76,14 @@ def busy_process(on: bool):
 def configuration(name: str, default_threads: int):
     """Torch's threads for ``name``; ``THREADED`` also switches sslkit's one-thread loops off (the old library)."""
     torch.set_num_threads(1 if name == ONE else default_threads)
-    saved = herding_module.single_threaded, retrieve_module.single_threaded
+    saved = herding_module.single_threaded, retrieve_module.single_threaded, trainer_module.SMALL_STEP_FLOPS
     if name == THREADED:
         herding_module.single_threaded = retrieve_module.single_threaded = lambda device: contextlib.nullcontext()
+        trainer_module.SMALL_STEP_FLOPS = 0  # Trainer(threads="auto") keeps torch's threads for every step
     try:
         yield
     finally:
-        herding_module.single_threaded, retrieve_module.single_threaded = saved
+        herding_module.single_threaded, retrieve_module.single_threaded, trainer_module.SMALL_STEP_FLOPS = saved
         torch.set_num_threads(default_threads)
 
 
@@ -121,7 +123,7 @@ def workloads(quick: bool, only: set) -> dict:
             tr.fit(Xt, yt)
             return time.perf_counter() - t0, None, None
 
-        out[f"Trainer epoch MLP n={n} batch 64"] = (trainer, (DEFAULT, ONE))
+        out[f"Trainer epoch MLP n={n} batch 64"] = (trainer, (DEFAULT, ONE, THREADED))
     return out
 
 

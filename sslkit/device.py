@@ -1,9 +1,10 @@
-"""Device resolution shared by every layer (``"auto"`` means CUDA, then Apple MPS, then CPU), and
-:func:`single_threaded` for latency-bound CPU loops."""
+"""Device resolution shared by every layer (``"auto"`` means CUDA, then Apple MPS, then CPU),
+:func:`single_threaded` for latency-bound CPU loops and :func:`task_pool` for independent pieces of CPU work."""
 
 from __future__ import annotations
 
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -77,3 +78,22 @@ def single_threaded(device: str | torch.device | None = "cpu"):
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def task_pool(device: str | torch.device | None, tasks: int):
+    """A :class:`~concurrent.futures.ThreadPoolExecutor` of torch's thread count of Python threads, with torch on one
+    thread (:func:`single_threaded`) while the block runs; None where it would not help (not the CPU, one thread,
+    fewer than two ``tasks``).
+
+    For work that splits into independent pieces (the tiles of mu, the chunks of a pass over the features): each
+    piece runs on one torch thread, as it would with one thread, so the result does not depend on the thread count;
+    the workers take pieces as they finish, so one that another process holds up takes fewer instead of making the
+    others wait at a barrier after every operation (``benchmarks/contention.py``).
+    """
+    workers = torch.get_num_threads()
+    if workers < 2 or tasks < 2 or (device is not None and torch.device(device).type != "cpu"):
+        yield None
+        return
+    with single_threaded(device), ThreadPoolExecutor(workers) as pool:
+        yield pool

@@ -1,11 +1,11 @@
 """sslkit.device: device names checked early ("gpu" refused at once, "cuda" accepted on a machine without one until it
 is used), "auto" resolved CUDA > MPS > CPU, unavailable devices refused with a clear error, and the single-threaded
-block that restores the thread count."""
+block that restores the thread count; the task pool whose pieces run on one torch thread each."""
 
 import pytest
 import torch
 
-from sslkit.device import DEVICE_TYPES, check_device, resolve_device, single_threaded
+from sslkit.device import DEVICE_TYPES, check_device, resolve_device, single_threaded, task_pool
 
 
 @pytest.mark.parametrize("device", ["auto", None, "cpu", "cuda", "cuda:1", "mps", torch.device("cpu")])
@@ -57,3 +57,42 @@ def test_single_threaded_sets_one_thread_and_restores_the_count_even_on_error():
             assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(old)
+
+
+def test_task_pool_runs_pieces_on_one_torch_thread_and_only_where_it_helps():
+    old = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with task_pool("cpu", 5) as pool:
+            assert pool is not None and pool._max_workers == 2
+            assert list(pool.map(lambda _: torch.get_num_threads(), range(4))) == [1, 1, 1, 1]
+        assert torch.get_num_threads() == 2
+        with pytest.raises(KeyError), task_pool("cpu", 5) as pool:
+            list(pool.map(lambda _: {}["boom"], range(3)))  # a piece's error reaches the caller
+        assert torch.get_num_threads() == 2
+        for device, tasks in (("cpu", 1), ("cuda", 5), ("meta", 5)):
+            with task_pool(device, tasks) as pool:
+                assert pool is None and torch.get_num_threads() == 2
+        torch.set_num_threads(1)
+        with task_pool("cpu", 5) as pool:
+            assert pool is None
+    finally:
+        torch.set_num_threads(old)
+
+
+def test_kernel_sums_by_task_pool_equal_one_threads_bit_for_bit():
+    """mu's bands and the cross sums' row blocks computed by the pool (each on one torch thread) are the one-thread
+    result exactly: the pieces are the same computations, added in one fixed order."""
+    from sslkit.select.kernel import cross_row_sums, lifted, symmetric_row_sums
+
+    Z = lifted(torch.randn(700, 12, generator=torch.Generator().manual_seed(0)), 4.0)
+    old = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = symmetric_row_sums(Z, 64), cross_row_sums(Z, Z[:300], 64)
+        torch.set_num_threads(3)
+        pooled = symmetric_row_sums(Z, 64), cross_row_sums(Z, Z[:300], 64)
+    finally:
+        torch.set_num_threads(old)
+    for a, b in zip(one, pooled):
+        assert torch.equal(a, b)

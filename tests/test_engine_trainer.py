@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from engine_problem import ConstNet, Recorder, TinyNet, blobs, net, quiet, strip_seconds
 
+import sslkit.engine.trainer as trainer_module
 from sslkit.algorithms import Hook, LossOutput, SSLAlgorithm, Supervised
 from sslkit.engine import EarlyStopping, Trainer
 
@@ -405,3 +406,56 @@ def test_early_stopping_does_not_monitor_the_warm_up_epochs():
     assert tr.best_epoch_ == 1 and tr.epochs_run_ == 13
     with pytest.raises(TypeError, match="watch_warmup"):
         EarlyStopping(watch_warmup="yes")
+
+
+# --- threads: torch's CPU threads while fit trains (issue 48: a busy machine) -------------------------------------
+
+
+def _thread_probe(model, **kw):
+    """Fit ``model`` one epoch on 16 blobs; return the trainer and the thread counts its epochs ran under."""
+    seen = []
+    X = torch.randn(16, 2, generator=torch.Generator().manual_seed(0))
+    y = (X[:, 0] > 0).long()
+    hook = Hook(lambda tr: seen.append(torch.get_num_threads()), unit="iteration")
+    tr = Trainer(model, Supervised(), device="cpu", epochs=1, batch_size=8, progress=False, hooks=[hook], **kw)
+    return tr.fit(X, y), seen
+
+
+def test_auto_threads_one_thread_for_a_small_step_restored_after():
+    before = torch.get_num_threads()
+    tr, seen = _thread_probe(torch.nn.Linear(2, 2))
+    assert tr.step_flops_ == 2 * 2 * 2 * 8  # one 2x2 product per sample, 8 samples (no unlabeled batch)
+    assert tr.threads_ == 1 and seen == [1, 1]
+    assert torch.get_num_threads() == before
+
+
+def test_auto_threads_keep_torch_threads_for_a_large_step():
+    wide = torch.nn.Sequential(torch.nn.Linear(2, 4096), torch.nn.Linear(4096, 4096), torch.nn.Linear(4096, 2))
+    tr, seen = _thread_probe(wide)
+    assert tr.step_flops_ > trainer_module.SMALL_STEP_FLOPS
+    assert tr.threads_ == torch.get_num_threads() and set(seen) == {torch.get_num_threads()}
+
+
+def test_threads_none_leaves_torch_alone_and_an_int_sets_it():
+    before = torch.get_num_threads()
+    tr, seen = _thread_probe(torch.nn.Linear(2, 2), threads=None)
+    assert tr.threads_ == before and set(seen) == {before}
+    tr, seen = _thread_probe(torch.nn.Linear(2, 2), threads=3)
+    assert tr.threads_ == 3 and set(seen) == {3}
+    assert torch.get_num_threads() == before
+    assert Trainer(torch.nn.Linear(2, 2), Supervised(), threads=np.int64(2)).get_params()["threads"] == 2
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "two", True])
+def test_bad_threads_refused_by_name(bad):
+    with pytest.raises(ValueError, match="threads must be 'auto', None or a positive int"):
+        Trainer(torch.nn.Linear(2, 2), Supervised(), threads=bad)
+
+
+def test_auto_threads_same_weights_as_one_thread():
+    def weights(**kw):
+        torch.manual_seed(0)
+        tr, _ = _thread_probe(torch.nn.Linear(2, 2), **kw)
+        return [p.detach().clone() for p in tr.model.parameters()]
+
+    assert all(torch.equal(a, b) for a, b in zip(weights(), weights(threads=1)))

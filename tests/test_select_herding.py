@@ -216,9 +216,9 @@ def test_herding_loop_runs_single_threaded_and_restores_the_thread_count(monkeyp
     seen = []
 
     class Spy(GKHR):
-        def _loop(self, Z, mu, alpha):
+        def _loop(self, Z, mu, alpha, pool=None):
             seen.append(torch.get_num_threads())
-            return super()._loop(Z, mu, alpha)
+            return super()._loop(Z, mu, alpha, pool)
 
     X = torch.randn(400, 8, generator=torch.Generator().manual_seed(0))
     before = torch.get_num_threads()
@@ -233,5 +233,49 @@ def test_herding_loop_runs_single_threaded_and_restores_the_thread_count(monkeyp
         np.testing.assert_array_equal(ours.objective_, threaded.objective_)
         with single_threaded("meta"):  # not a CPU device: nothing to change
             assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_loop_passes_shared_by_a_thread_pool_give_the_same_rows_and_selection(monkeypatch):
+    """The loop's passes over the features are split into ROW_CHUNK-row chunks that a pool of torch's thread count
+    of Python threads computes (each chunk on one torch thread): the kernel rows are bit-identical to one thread's
+    and so is the selection; the pool is used only when a pass has at least two chunks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import sslkit.device
+    import sslkit.select.herding as herding
+    from sslkit.select.kernel import kernel_rows, lifted, partner
+
+    Z = lifted(torch.randn(5000, 16, generator=torch.Generator().manual_seed(1)), 3.0)
+    P = partner(Z[:32])
+    with ThreadPoolExecutor(3) as pool:
+        np.testing.assert_array_equal(kernel_rows(Z, P, 700, pool).numpy(), kernel_rows(Z, P, 700).numpy())
+
+    pools = []
+
+    class Counting(ThreadPoolExecutor):
+        def map(self, fn, *iterables):
+            pools.append(self._max_workers)
+            return super().map(fn, *iterables)
+
+    monkeypatch.setattr(sslkit.device, "ThreadPoolExecutor", Counting)
+    monkeypatch.setattr(herding, "ROW_CHUNK", 500)
+    X = torch.randn(1200, 8, generator=torch.Generator().manual_seed(0))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = GKHR(40, device="cpu", bandwidth=2.0).fit(X)
+        assert pools == []  # one torch thread: no pool
+        torch.set_num_threads(2)
+        two = GKHR(40, device="cpu", bandwidth=2.0).fit(X)
+        assert pools and set(pools) == {2}
+        np.testing.assert_array_equal(one.indices_, two.indices_)
+        np.testing.assert_array_equal(
+            one.objective_, GKHR(40, device="cpu", bandwidth=2.0).fit(X, mu=one.mu_).objective_
+        )
+        pools.clear()
+        GKHR(40, device="cpu", bandwidth=2.0).fit(X[:999])  # a pass of one chunk (n < 2 ROW_CHUNK): no pool
+        assert pools == []
     finally:
         torch.set_num_threads(before)

@@ -19,6 +19,10 @@ The algorithm computes the loss of one :class:`~sslkit.algorithms.Batch` (the co
   (``trainer.sampler_.restrict(indices, weights)``) or return it to the full pool (``reset()``); the
   weights reach the algorithm as ``batch.u_weight``. Both index streams use their own seeded CPU
   :class:`torch.Generator`.
+* **CPU threads** -- ``threads="auto"``: a step whose forward pass costs under
+  :data:`~sslkit.engine.trainer.SMALL_STEP_FLOPS` trains on one torch thread (a second gains little there alone and
+  costs several-fold beside a busy process: ``benchmarks/contention.py``), larger steps keep torch's threads;
+  ``threads=None`` leaves torch's setting, an int sets it; the count is restored after ``fit`` (``trainer.threads_``).
 * **mixed precision** -- ``amp="auto"``: autocast (bfloat16 where supported, else float16 with a
   ``GradScaler``) on CUDA, off elsewhere. ``amp=True`` off CUDA warns (``RuntimeWarning``) and runs in
   float32; ``amp=False`` is always float32.

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from sslkit._checks import check_count, check_features, check_seed
-from sslkit.device import resolve_device
+from sslkit.device import resolve_device, single_threaded, task_pool
 
 __all__ = [
     "gaussian_kernel",
@@ -134,7 +134,7 @@ def kernel_row(Z: torch.Tensor, z_partner: torch.Tensor) -> torch.Tensor:
     return torch.mv(Z, z_partner).clamp_(max=0.0).exp_()
 
 
-def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 4096) -> torch.Tensor:
+def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 4096, pool=None) -> torch.Tensor:
     """Kernel rows ``k(b_r, x_i)`` (``len(partners) x n``) of partner rows ``b_r`` against all lifted rows of ``Z``.
 
     One pass over ``Z`` in chunks of ``chunk`` rows: each chunk's exponents come from one matrix product
@@ -142,11 +142,24 @@ def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 4096) -> t
     a quarter faster than ``partners @ Z_chunk.T`` and gives the same bits) and are exponentiated while they
     are in cache. The chunks split the rows of ``Z``, not the sums, so every value is the one
     ``kernel_tile`` gives.
+
+    ``pool``: None, or a :func:`~sslkit.device.task_pool` that computes the chunks concurrently, each on one torch
+    thread: a worker that another process holds up takes fewer chunks instead of stalling the others, and each
+    chunk is the same computation as without a pool, so the rows are bit-identical.
     """
     out = torch.empty(partners.shape[0], Z.shape[0], dtype=Z.dtype, device=Z.device)
     PT = partners.T.contiguous()
-    for s in range(0, Z.shape[0], chunk):
+
+    def fill(s: int) -> None:
         out[:, s : s + chunk] = (Z[s : s + chunk] @ PT).clamp_(max=0.0).exp_().T
+
+    starts = range(0, Z.shape[0], chunk)
+    if pool is None or len(starts) < 2:
+        for s in starts:
+            fill(s)
+    else:
+        for _ in pool.map(fill, starts):  # re-raises a chunk's error
+            pass
     return out
 
 
@@ -202,20 +215,37 @@ def symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
 
     Each off-diagonal tile is computed once and used twice (its row sums and its column sums), which
     halves the work of the dense ``n x n`` computation; memory is one ``block x block`` tile plus the
-    transposed partner rows (:func:`partner_blocks`) and one band's sums (``n`` floats).
+    transposed partner rows (:func:`partner_blocks`) and one band's sums (``n`` floats) per worker.
+
+    On a CPU the bands are shared among torch's thread count of Python threads, each band on one torch thread
+    (:func:`sslkit.device.task_pool`): the sums are the one-thread sums whatever the thread count (a tile's float32
+    sums would otherwise round differently with another count), and a busy machine cannot stall a barrier.
     """
     blocks = partner_blocks(Z, block_size)
-    bands = (band_sums(Z, blocks, bi, block_size) for bi in range(len(blocks)))
-    return accumulate_bands(Z.shape[0], bands, block_size, Z.device)
+    with task_pool(Z.device, len(blocks)) as pool, single_threaded(Z.device):  # each band on one torch thread
+
+        def band(bi: int) -> list[tuple]:
+            return band_sums(Z, blocks, bi, block_size)
+
+        bands = map(band, range(len(blocks))) if pool is None else pool.map(band, range(len(blocks)))
+        return accumulate_bands(Z.shape[0], bands, block_size, Z.device)
 
 
 def cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch.Tensor:
-    """``sum_j k(a_i, b_j)`` for every row of ``Za`` (accumulated in float64), by tiles of ``block x block``."""
+    """``sum_j k(a_i, b_j)`` for every row of ``Za`` (accumulated in float64), by tiles of ``block x block``; on a CPU
+    the row blocks are shared by a :func:`~sslkit.device.task_pool`, each on one torch thread, as in
+    :func:`symmetric_row_sums`."""
     blocks = partner_blocks(Zb, block_size)
     sums = torch.zeros(Za.shape[0], dtype=torch.float64, device=Za.device)
-    for i in range(0, Za.shape[0], block_size):
+
+    def row_block(i: int) -> None:  # its own rows of sums, its tiles in one order: independent of the others
         for block in blocks:
             sums[i : i + block_size] += _tile_sums((Za[i : i + block_size] @ block).clamp_(max=0.0).exp_(), 1)
+
+    starts = range(0, Za.shape[0], block_size)
+    with task_pool(Za.device, len(starts)) as pool, single_threaded(Za.device):  # each block on one torch thread
+        for _ in map(row_block, starts) if pool is None else pool.map(row_block, starts):
+            pass
     return sums
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import torch
 
 from sslkit._checks import check_count
+from sslkit.device import single_threaded, task_pool
 from sslkit.select.kernel import (
     DEFAULT_BLOCK_SIZE,
     accumulate_bands,
@@ -36,11 +37,17 @@ __all__ = ["ray_kernel_row_sums"]
 
 
 def _bands(Z: torch.Tensor, block_size: int, first: int, last: int, threads: int) -> list:
-    """Bands ``first .. last - 1`` of the tiles of ``Z`` (run inside a Ray task, on CPU, with ``threads`` torch
-    threads: a tile's float32 sums round differently with another thread count)."""
+    """Bands ``first .. last - 1`` of the tiles of ``Z`` (run inside a Ray task, on CPU), shared among ``threads``
+    Python threads with each band on one torch thread, as :func:`~.kernel.symmetric_row_sums` computes them (a
+    tile's float32 sums round differently with another torch thread count)."""
     torch.set_num_threads(threads)
     blocks = partner_blocks(Z, block_size)
-    return [band_sums(Z, blocks, bi, block_size) for bi in range(first, last)]
+
+    def band(bi: int) -> list:
+        return band_sums(Z, blocks, bi, block_size)
+
+    with task_pool("cpu", last - first) as pool, single_threaded("cpu"):
+        return list(map(band, range(first, last)) if pool is None else pool.map(band, range(first, last)))
 
 
 def ray_kernel_row_sums(
@@ -59,8 +66,8 @@ def ray_kernel_row_sums(
     ``bands_per_task`` bands of tiles per task (band ``b`` holds the tiles ``(b, b'), b' >= b``; there are
     ``ceil(n / block_size)`` bands, the first the heaviest); ``address`` for ``ray.init`` when Ray is not running
     in this process yet (None: ``RAY_ADDRESS`` or a new local cluster); ``num_cpus`` per task; ``threads``: the
-    torch threads of each task (None: this process's ``torch.get_num_threads()``; a tile's float32 sums round
-    differently with another thread count, so the bit-for-bit equality holds with the caller's count). The lifted
+    Python threads of each task, each band on one torch thread (None: this process's ``torch.get_num_threads()``;
+    the sums do not depend on it). The lifted
     features are put in Ray's object store once. ``r / n`` is the ``mu`` that :meth:`GKHR.fit <sslkit.select.GKHR.fit>`
     accepts.
     """
