@@ -44,9 +44,9 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".we
 #: the selectors ``--method`` takes (label-free: "Stratified" needs every label, so it is not one of them)
 METHODS = ("rdss", "random", "kmeans", "usl", "activeft")
 EXTRACTOR_CHOICES = ("auto", "pixels_pca", "efficientnet_lite0", "clip_vit_b32")
-#: ``--mu auto``: RDSS computes Algorithm 1's ``mu`` exactly up to this many samples (``O(n^2 d)``: about three minutes
-#: at 200 000 x 512 on two cores, 16x the ~10 s of 50 000) and estimates it from landmarks beyond
-#: (:mod:`sslkit.select.kernel_mean`)
+#: ``--mu auto``: RDSS computes Algorithm 1's ``mu`` exactly up to this many samples (``O(n^2 d)``: the whole exact
+#: selection of 1 000 took 117 s at 200 000 x 512 on two cores, 13 s at 50 000; ``benchmarks/b_gkhr_million.py``) and
+#: estimates it from landmarks beyond (:mod:`sslkit.select.kernel_mean`)
 EXACT_MU_MAX_SAMPLES = 200_000
 #: ``--mu``: auto, then sslkit.select.kernel_mean.MU_METHODS (spelled out: this module imports no torch at load)
 MU_CHOICES = ("auto", "exact", "landmarks", "rff")

@@ -183,14 +183,18 @@ def partner_blocks(Z: torch.Tensor, block_size: int) -> list[torch.Tensor]:
 
 def band_sums(Z: torch.Tensor, blocks: list[torch.Tensor], bi: int, block_size: int) -> list[tuple]:
     """The tiles of band ``bi`` of :func:`symmetric_row_sums` (tiles ``(bi, bj)``, ``bj >= bi``): for each, its
-    float64 row sums and (off the diagonal) column sums, in ``bj`` order. A band is independent of the others, so
+    float64 row sums and (off the diagonal) column sums, in ``bj`` order, its tiles computed into one buffer (a new
+    tile each time would let a pool's threads grow the process by hundreds of MB of freed, unreturned memory: glibc's
+    per-thread arenas, ``b_gkhr_speed.py``). A band is independent of the others, so
     bands can be computed anywhere (:func:`sslkit.select.ray_mu.ray_kernel_row_sums` spreads them over Ray workers);
     :func:`accumulate_bands` adds them up in one fixed order."""
     i = bi * block_size
     Zi = Z[i : i + block_size]
     out = []
+    tile = torch.empty(Zi.shape[0] * blocks[bi].shape[1], dtype=Z.dtype, device=Z.device)  # one buffer per band
     for bj in range(bi, len(blocks)):
-        T = (Zi @ blocks[bj]).clamp_(max=0.0).exp_()
+        T = torch.mm(Zi, blocks[bj], out=tile[: Zi.shape[0] * blocks[bj].shape[1]].view(Zi.shape[0], -1))
+        T.clamp_(max=0.0).exp_()
         out.append((_tile_sums(T, 1), _tile_sums(T, 0) if bj != bi else None))
     return out
 
@@ -239,8 +243,11 @@ def cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch
     sums = torch.zeros(Za.shape[0], dtype=torch.float64, device=Za.device)
 
     def row_block(i: int) -> None:  # its own rows of sums, its tiles in one order: independent of the others
+        Zi = Za[i : i + block_size]
+        tile = torch.empty(Zi.shape[0] * blocks[0].shape[1], dtype=Za.dtype, device=Za.device)  # one buffer each
         for block in blocks:
-            sums[i : i + block_size] += _tile_sums((Za[i : i + block_size] @ block).clamp_(max=0.0).exp_(), 1)
+            T = torch.mm(Zi, block, out=tile[: Zi.shape[0] * block.shape[1]].view(Zi.shape[0], -1))
+            sums[i : i + block_size] += _tile_sums(T.clamp_(max=0.0).exp_(), 1)
 
     starts = range(0, Za.shape[0], block_size)
     with task_pool(Za.device, len(starts)) as pool, single_threaded(Za.device):  # each block on one torch thread
