@@ -215,7 +215,7 @@ TABLE1_LENET = Experiment(
         "cpu": Scale(
             STAND_IN,
             table1_lenet_configs,
-            range(5),
+            range(14),
             "mnist",
             extra={"note": "CPU stand-in, MNIST LeNet end to end", "protocol": L.LENET_PROTOCOL},
             threads=1,
