@@ -44,7 +44,7 @@ from c_retrieve_greedy import make_inputs
 from machine import cpu_capability
 
 import sslkit.coreset.retrieve as retrieve_module
-import sslkit.engine.trainer as trainer_module
+import sslkit.device as device_module
 import sslkit.select.herding as herding_module
 from sslkit.algorithms import Supervised
 from sslkit.coreset import Retrieve
@@ -76,14 +76,14 @@ def busy_process(on: bool):
 def configuration(name: str, default_threads: int):
     """Torch's threads for ``name``; ``THREADED`` also switches sslkit's one-thread loops off (the old library)."""
     torch.set_num_threads(1 if name == ONE else default_threads)
-    saved = herding_module.single_threaded, retrieve_module.single_threaded, trainer_module.SMALL_STEP_FLOPS
+    saved = herding_module.single_threaded, retrieve_module.single_threaded, device_module.SMALL_STEP_FLOPS
     if name == THREADED:
         herding_module.single_threaded = retrieve_module.single_threaded = lambda device: contextlib.nullcontext()
-        trainer_module.SMALL_STEP_FLOPS = 0  # Trainer(threads="auto") keeps torch's threads for every step
+        device_module.SMALL_STEP_FLOPS = 0  # Trainer(threads="auto") keeps torch's threads for every step
     try:
         yield
     finally:
-        herding_module.single_threaded, retrieve_module.single_threaded, trainer_module.SMALL_STEP_FLOPS = saved
+        herding_module.single_threaded, retrieve_module.single_threaded, device_module.SMALL_STEP_FLOPS = saved
         torch.set_num_threads(default_threads)
 
 

@@ -4,11 +4,20 @@
 from __future__ import annotations
 
 import contextlib
+import numbers
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-__all__ = ["DEVICE_TYPES", "check_device", "resolve_device"]
+__all__ = [
+    "DEVICE_TYPES",
+    "SMALL_STEP_FLOPS",
+    "check_device",
+    "resolve_device",
+    "single_threaded",
+    "task_pool",
+    "training_threads",
+]
 
 #: the device types sslkit runs on (a CPU, an NVIDIA GPU, Apple's MPS)
 DEVICE_TYPES = ("cpu", "cuda", "mps")
@@ -55,6 +64,49 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
         if mps is None or not mps.is_available():
             raise RuntimeError(f"device {device!r} was requested but Apple's MPS is not available on this machine")
     return dev
+
+
+#: ``Trainer(threads="auto")``: a step whose forward pass costs fewer multiply-add FLOPs than this (the model's
+#: per-sample count from :class:`torch.utils.flop_counter.FlopCounterMode` times the labeled plus unlabeled batch)
+#: trains on one CPU thread. Measured on a 2-core Xeon (2026-12-05): a second thread makes such steps at most 1.13x
+#: faster on a quiet machine (an MLP [256, 256] at batch 64 or 320: 10.8 and 54 MFLOP), while beside one busy
+#: process it makes them about 7x slower (``benchmarks/contention.py``); at 192 MFLOP and above it gains 1.4-1.6x.
+SMALL_STEP_FLOPS = 1e8
+
+
+def check_threads(threads):
+    """A training loop's ``threads``: "auto", None or a positive int (returned as an int); else ``ValueError``."""
+    if threads is None or threads == "auto":
+        return threads
+    if isinstance(threads, numbers.Integral) and not isinstance(threads, bool) and threads >= 1:
+        return int(threads)
+    raise ValueError(f"threads must be 'auto', None or a positive int, got {threads!r}")
+
+
+def training_threads(threads, device, step_flops: float):
+    """``(context, count)``: the context a training loop runs under and torch's CPU thread count inside it.
+
+    ``threads`` (:func:`check_threads`): None, or a device that is not the CPU, leaves torch's setting; an int sets
+    it; "auto" is one thread when a step costs under :data:`SMALL_STEP_FLOPS` (``step_flops``), else torch's
+    setting. The thread count can change the last bits of a trained model.
+    """
+    count = torch.get_num_threads()
+    if threads is None or torch.device(device).type != "cpu":
+        return contextlib.nullcontext(), count
+    if threads == "auto":
+        threads = 1 if step_flops < SMALL_STEP_FLOPS else count
+    return _num_threads(threads), threads
+
+
+@contextlib.contextmanager
+def _num_threads(n: int):
+    """torch's CPU threads set to ``n`` for the block, restored after (even on an error)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from engine_problem import ConstNet, Recorder, TinyNet, blobs, net, quiet, strip_seconds
 
+import sslkit.device as device_module
 import sslkit.engine.trainer as trainer_module
 from sslkit.algorithms import Hook, LossOutput, SSLAlgorithm, Supervised
 from sslkit.engine import EarlyStopping, Trainer
@@ -328,7 +329,6 @@ def test_non_finite_loss_raises():
 @pytest.mark.parametrize("bf16", [True, False])
 def test_mixed_precision_code_path_simulated_on_cpu(monkeypatch, bf16):
     """The CUDA autocast/GradScaler path, exercised on CPU by pretending AMP is available."""
-    import sslkit.engine.trainer as trainer_module
 
     monkeypatch.setattr(trainer_module, "resolve_amp", lambda amp, device: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
@@ -432,7 +432,7 @@ def test_auto_threads_one_thread_for_a_small_step_restored_after():
 def test_auto_threads_keep_torch_threads_for_a_large_step():
     wide = torch.nn.Sequential(torch.nn.Linear(2, 4096), torch.nn.Linear(4096, 4096), torch.nn.Linear(4096, 2))
     tr, seen = _thread_probe(wide)
-    assert tr.step_flops_ > trainer_module.SMALL_STEP_FLOPS
+    assert tr.step_flops_ > device_module.SMALL_STEP_FLOPS
     assert tr.threads_ == torch.get_num_threads() and set(seen) == {torch.get_num_threads()}
 
 

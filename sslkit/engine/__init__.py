@@ -20,7 +20,7 @@ The algorithm computes the loss of one :class:`~sslkit.algorithms.Batch` (the co
   weights reach the algorithm as ``batch.u_weight``. Both index streams use their own seeded CPU
   :class:`torch.Generator`.
 * **CPU threads** -- ``threads="auto"``: a step whose forward pass costs under
-  :data:`~sslkit.engine.trainer.SMALL_STEP_FLOPS` trains on one torch thread (a second gains little there alone and
+  :data:`~sslkit.device.SMALL_STEP_FLOPS` trains on one torch thread (a second gains little there alone and
   costs several-fold beside a busy process: ``benchmarks/contention.py``), larger steps keep torch's threads;
   ``threads=None`` leaves torch's setting, an int sets it; the count is restored after ``fit`` (``trainer.threads_``).
 * **mixed precision** -- ``amp="auto"``: autocast (bfloat16 where supported, else float16 with a

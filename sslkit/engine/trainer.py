@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 import os
@@ -19,7 +18,7 @@ from sslkit._checks import (
     check_seed,
 )
 from sslkit.algorithms.base import Batch, FitContext, Hook, LossOutput, SSLAlgorithm, logits_of
-from sslkit.device import check_device, resolve_device, single_threaded
+from sslkit.device import check_device, check_threads, resolve_device, training_threads
 from sslkit.seeding import derive_seeds, make_generator, seed_everything
 
 from .inference import Predictor
@@ -54,14 +53,6 @@ from .schedules import EarlyStopping, cosine_lr_factor
 
 #: the keys of a history row the trainer writes itself (Trainer.log refuses them)
 _OWN_KEYS = ("epoch", "iterations", "loss", "val_acc", "lr", "seconds")
-
-#: ``threads="auto"``: a step whose forward pass costs fewer multiply-add FLOPs than this (the model's per-sample
-#: count, from :class:`torch.utils.flop_counter.FlopCounterMode`, times the labeled plus unlabeled batch) trains on
-#: one CPU thread. Measured on a 2-core Xeon (2026-12-05, ``benchmarks/contention.py``): a second thread makes such
-#: steps at most 1.13x faster on a quiet machine (an MLP [256, 256] at batch 64 or 320: 10.8 and 54 MFLOP), while
-#: beside one busy process it makes them about 7x slower (each small parallel region waits for a worker thread
-#: another process holds); at 192 MFLOP and above it gains 1.4-1.6x.
-SMALL_STEP_FLOPS = 1e8
 
 
 class Trainer(Predictor, Params):
@@ -105,12 +96,8 @@ class Trainer(Predictor, Params):
         ``bn_wd_skip``, used with WRN-28-2 in papers B and C); True (default) decays every parameter.
     num_classes : None (inferred as ``1 + max`` label of ``y_l`` and ``y_val``) or the number of classes;
         pass it when the labeled set may miss the highest classes. Must equal the model's output width.
-    threads : "auto" (default), None or a positive int: torch's CPU threads while ``fit`` runs (restored after;
-        the count is process-wide). None leaves torch's setting as it is; an int sets it. "auto" trains on one
-        thread when the device is the CPU and a step's forward pass costs under :data:`SMALL_STEP_FLOPS`
-        (``threads_`` says which): there a second thread gains little alone and loses several-fold beside a busy
-        process (``benchmarks/contention.py``); larger steps keep torch's threads. The thread count can change the
-        last bits of a trained model, so a run is bit-reproducible under the same ``threads_``.
+    threads : "auto" (one thread for small steps), None (torch's setting) or an int, while ``fit`` trains
+        (:func:`sslkit.device.training_threads`). A run is bit-reproducible under the same ``threads_``.
 
     Methods after ``fit`` (from :class:`~sslkit.engine.Predictor`): ``predict_proba``, ``predict``, ``score``.
 
@@ -172,9 +159,7 @@ class Trainer(Predictor, Params):
         self.num_classes = None if num_classes is None else check_count(num_classes, "num_classes", allow_zero=False)
         self.seed, self.progress = check_seed(seed), check_bool(progress, "progress")
         self.decay_norm_and_bias = check_bool(decay_norm_and_bias, "decay_norm_and_bias")
-        if not (threads is None or threads == "auto" or _positive_int(threads)):
-            raise ValueError(f"threads must be 'auto', None or a positive int, got {threads!r}")
-        self.threads = threads if threads is None or threads == "auto" else int(threads)
+        self.threads = check_threads(threads)
 
     def get_params(self, deep: bool = True) -> dict:
         """The constructor's arguments (scikit-learn's ``get_params``); ``model`` as given (a module, or a function
@@ -215,52 +200,37 @@ class Trainer(Predictor, Params):
         if self._model_factory is None:  # a module: back to its first-fit weights (a factory's model is new)
             self._restart_model()  # after the data checks' forward pass, which initialises lazy modules
         self._prepare_training(device, seed_l, seed_u)
-        with self._thread_count(device):
-            self._train(device, t_fit)
+        threads, self.threads_ = training_threads(self.threads, device, self.step_flops_)
+        with threads:  # torch's CPU threads for the epochs (restored after)
+            pbar = self._progress_bar()
+            sync(device)
+            self.timings_["setup"] = time.perf_counter() - t_fit
+            for _ in range(self.epochs):
+                self._recorded = False  # log() now goes to the coming epoch's row
+                self._run_due(self._hooks["before", "epoch"], self.epoch, device)
+                record = self._train_epoch(device)
+                self._validate(record)
+                self._step_scheduler(record)
+                for h in self._hooks["after", "epoch"]:
+                    if h.due(self.epoch):
+                        self._run_hook(h, device)
+                if self.early_stopping is not None and self._wait >= self.early_stopping.patience:
+                    self.stop_training = True
+                if pbar is not None:
+                    pbar.update(1)
+                    pbar.set_postfix({k2: f"{record[k2]:.4f}" for k2 in ("loss", "val_acc") if k2 in record})
+                if self.stop_training:
+                    break
+            if pbar is not None:
+                pbar.close()
+            if self._best_state is not None:
+                restore(self._best_state, self.model, self.ema_model_)
+            self.epochs_run_ = self.epoch
+            sync(device)
+            self.timings_["total"] = time.perf_counter() - t_fit
         return self
 
-    def _train(self, device, t_fit: float) -> None:
-        """The epochs, under :meth:`_thread_count`."""
-        pbar = self._progress_bar()
-        sync(device)
-        self.timings_["setup"] = time.perf_counter() - t_fit
-        for _ in range(self.epochs):
-            self._recorded = False  # log() now goes to the coming epoch's row
-            self._run_due(self._hooks["before", "epoch"], self.epoch, device)
-            record = self._train_epoch(device)
-            self._validate(record)
-            self._step_scheduler(record)
-            for h in self._hooks["after", "epoch"]:
-                if h.due(self.epoch):
-                    self._run_hook(h, device)
-            if self.early_stopping is not None and self._wait >= self.early_stopping.patience:
-                self.stop_training = True
-            if pbar is not None:
-                pbar.update(1)
-                pbar.set_postfix({k2: f"{record[k2]:.4f}" for k2 in ("loss", "val_acc") if k2 in record})
-            if self.stop_training:
-                break
-        if pbar is not None:
-            pbar.close()
-        if self._best_state is not None:
-            restore(self._best_state, self.model, self.ema_model_)
-        self.epochs_run_ = self.epoch
-        sync(device)
-        self.timings_["total"] = time.perf_counter() - t_fit
-
     # ------------------------------------------------------------------------------ fit: the phases
-    def _thread_count(self, device):
-        """The context ``fit`` trains under: torch's CPU threads per ``threads`` (``threads_`` records them)."""
-        if self.threads is None or device.type != "cpu":
-            self.threads_ = torch.get_num_threads()
-            return contextlib.nullcontext()
-        if self.threads == "auto":
-            small = self.step_flops_ < SMALL_STEP_FLOPS
-            self.threads_ = 1 if small else torch.get_num_threads()
-            return single_threaded(device) if small else contextlib.nullcontext()
-        self.threads_ = self.threads
-        return _num_threads(self.threads)
-
     def _build_model(self) -> nn.Module:
         model = self._model_factory()
         if not isinstance(model, nn.Module):
@@ -301,7 +271,6 @@ class Trainer(Predictor, Params):
         with torch.no_grad(), eval_mode(model), FlopCounterMode(display=False) as flops:
             width = logits_of(model, Xl[:2])
         per_sample = flops.get_total_flops() / min(2, Xl.shape[0])
-        #: a step's forward FLOPs (matrix products and convolutions), for ``threads="auto"``
         self.step_flops_ = per_sample * (self.batch_size + (self.unlabeled_batch_size if Xu is not None else 0))
         if width.dim() != 2 or width.shape[1] != k:
             raise ValueError(
@@ -529,18 +498,3 @@ class Trainer(Predictor, Params):
             f"Trainer(model={type(model).__name__}, algorithm={self.algorithm!r}, "
             f"optimizer={self.optimizer!r}, lr={self.lr}, epochs={self.epochs}, seed={self.seed})"
         )
-
-
-def _positive_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
-
-
-@contextlib.contextmanager
-def _num_threads(n: int):
-    """torch's CPU threads set to ``n`` for the block, restored after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
