@@ -134,7 +134,7 @@ def single_threaded(device: str | torch.device | None = "cpu"):
 
 @contextlib.contextmanager
 def task_pool(device: str | torch.device | None, tasks: int):
-    """A :class:`~concurrent.futures.ThreadPoolExecutor` of torch's thread count of Python threads, with torch on one
+    """A ``concurrent.futures.ThreadPoolExecutor`` of torch's thread count of Python threads, with torch on one
     thread (:func:`single_threaded`) while the block runs; None where it would not help (not the CPU, one thread,
     fewer than two ``tasks``).
 
