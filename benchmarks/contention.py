@@ -4,8 +4,8 @@ process, with torch's default thread count and with one thread, in one run.
 On a machine someone else also uses (one other CPU-bound process on the cores), an operation split over torch's
 threads waits at its end for the thread another process holds; a loop of many small operations (GKHR's herding
 loop, Retrieve's greedy) pays that wait at every step. sslkit runs those loops with one thread
-(:func:`sslkit.device.single_threaded`) and the large products (GKHR's mu) with torch's threads. This script
-times, for each workload and in the same run:
+(:func:`sslkit.device.single_threaded`, :func:`sslkit.device.task_pool`) and shares GKHR's mu among Python threads,
+each on one torch thread. This script times, for each workload and in the same run:
 
 * ``alone``: nothing else started by the script (the load average is printed: other users of the machine count);
 * ``busy``: beside one spawned Python busy loop (``while True: pass``, the script's own niceness);
@@ -76,14 +76,15 @@ def busy_process(on: bool):
 def configuration(name: str, default_threads: int):
     """Torch's threads for ``name``; ``THREADED`` also switches sslkit's one-thread loops off (the old library)."""
     torch.set_num_threads(1 if name == ONE else default_threads)
-    saved = herding_module.single_threaded, retrieve_module.single_threaded, device_module.SMALL_STEP_FLOPS
+    saved = herding_module.task_pool, retrieve_module.single_threaded, device_module.SMALL_STEP_FLOPS
     if name == THREADED:
-        herding_module.single_threaded = retrieve_module.single_threaded = lambda device: contextlib.nullcontext()
+        herding_module.task_pool = lambda device, tasks: contextlib.nullcontext(map)  # the loop on torch's threads
+        retrieve_module.single_threaded = lambda device: contextlib.nullcontext()
         device_module.SMALL_STEP_FLOPS = 0  # Trainer(threads="auto") keeps torch's threads for every step
     try:
         yield
     finally:
-        herding_module.single_threaded, retrieve_module.single_threaded, device_module.SMALL_STEP_FLOPS = saved
+        herding_module.task_pool, retrieve_module.single_threaded, device_module.SMALL_STEP_FLOPS = saved
         torch.set_num_threads(default_threads)
 
 

@@ -121,31 +121,28 @@ def single_threaded(device: str | torch.device | None = "cpu"):
     ``device`` that is not the CPU (its work is not done by CPU threads) and with one thread already, it does
     nothing.
     """
-    threads = torch.get_num_threads()
-    if threads == 1 or (device is not None and torch.device(device).type != "cpu"):
+    if torch.get_num_threads() == 1 or (device is not None and torch.device(device).type != "cpu"):
         yield
         return
-    torch.set_num_threads(1)
-    try:
+    with _num_threads(1):
         yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 @contextlib.contextmanager
 def task_pool(device: str | torch.device | None, tasks: int):
-    """A ``concurrent.futures.ThreadPoolExecutor`` of torch's thread count of Python threads, with torch on one
-    thread (:func:`single_threaded`) while the block runs; None where it would not help (not the CPU, one thread,
-    fewer than two ``tasks``).
+    """The ``map`` to run independent pieces of CPU work with, each piece on one torch thread (:func:`single_threaded`
+    for the block): a ``concurrent.futures.ThreadPoolExecutor``'s, with torch's thread count of Python threads, or
+    the builtin ``map`` where a pool would not help (one thread, fewer than two ``tasks``, not the CPU).
 
-    For work that splits into independent pieces (the tiles of mu, the chunks of a pass over the features): each
-    piece runs on one torch thread, as it would with one thread, so the result does not depend on the thread count;
-    the workers take pieces as they finish, so one that another process holds up takes fewer instead of making the
-    others wait at a barrier after every operation (``benchmarks/contention.py``).
+    For the tiles of mu and the chunks of a pass over the features: each piece is the computation one thread does,
+    so the result does not depend on the thread count; the workers take pieces as they finish, so one that another
+    process holds up takes fewer instead of making the others wait at a barrier after every operation
+    (``benchmarks/contention.py``). Results come in the order of the items; a piece's error is raised.
     """
     workers = torch.get_num_threads()
-    if workers < 2 or tasks < 2 or (device is not None and torch.device(device).type != "cpu"):
-        yield None
-        return
-    with single_threaded(device), ThreadPoolExecutor(workers) as pool:
-        yield pool
+    with single_threaded(device):
+        if workers < 2 or tasks < 2 or (device is not None and torch.device(device).type != "cpu"):
+            yield map
+            return
+        with ThreadPoolExecutor(workers) as pool:
+            yield pool.map

@@ -63,19 +63,21 @@ def test_task_pool_runs_pieces_on_one_torch_thread_and_only_where_it_helps():
     old = torch.get_num_threads()
     try:
         torch.set_num_threads(2)
-        with task_pool("cpu", 5) as pool:
-            assert pool is not None and pool._max_workers == 2
-            assert list(pool.map(lambda _: torch.get_num_threads(), range(4))) == [1, 1, 1, 1]
+        with task_pool("cpu", 5) as pmap:
+            assert pmap is not map and pmap.__self__._max_workers == 2
+            assert list(pmap(lambda _: torch.get_num_threads(), range(4))) == [1, 1, 1, 1]
         assert torch.get_num_threads() == 2
-        with pytest.raises(KeyError), task_pool("cpu", 5) as pool:
-            list(pool.map(lambda _: {}["boom"], range(3)))  # a piece's error reaches the caller
+        with pytest.raises(KeyError), task_pool("cpu", 5) as pmap:
+            list(pmap(lambda _: {}["boom"], range(3)))  # a piece's error reaches the caller
         assert torch.get_num_threads() == 2
-        for device, tasks in (("cpu", 1), ("cuda", 5), ("meta", 5)):
-            with task_pool(device, tasks) as pool:
-                assert pool is None and torch.get_num_threads() == 2
+        with task_pool("cpu", 1) as pmap:  # one piece: no pool, but still one torch thread (the same bits)
+            assert pmap is map and torch.get_num_threads() == 1
+        for device in ("cuda", "meta"):  # not the CPU: nothing changes
+            with task_pool(device, 5) as pmap:
+                assert pmap is map and torch.get_num_threads() == 2
         torch.set_num_threads(1)
-        with task_pool("cpu", 5) as pool:
-            assert pool is None
+        with task_pool("cpu", 5) as pmap:
+            assert pmap is map
     finally:
         torch.set_num_threads(old)
 

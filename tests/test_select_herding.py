@@ -216,9 +216,9 @@ def test_herding_loop_runs_single_threaded_and_restores_the_thread_count(monkeyp
     seen = []
 
     class Spy(GKHR):
-        def _loop(self, Z, mu, alpha, pool=None):
+        def _loop(self, Z, mu, alpha, pmap=map):
             seen.append(torch.get_num_threads())
-            return super()._loop(Z, mu, alpha, pool)
+            return super()._loop(Z, mu, alpha, pmap)
 
     X = torch.randn(400, 8, generator=torch.Generator().manual_seed(0))
     before = torch.get_num_threads()
@@ -226,7 +226,7 @@ def test_herding_loop_runs_single_threaded_and_restores_the_thread_count(monkeyp
     try:
         ours = Spy(30, device="cpu").fit(X)
         assert seen == [1] and torch.get_num_threads() == 2
-        monkeypatch.setattr(herding, "single_threaded", lambda device: contextlib.nullcontext())
+        monkeypatch.setattr(herding, "task_pool", lambda device, tasks: contextlib.nullcontext(map))
         threaded = Spy(30, device="cpu").fit(X)
         assert seen == [1, 2]
         np.testing.assert_array_equal(ours.indices_, threaded.indices_)
@@ -250,7 +250,7 @@ def test_loop_passes_shared_by_a_thread_pool_give_the_same_rows_and_selection(mo
     Z = lifted(torch.randn(5000, 16, generator=torch.Generator().manual_seed(1)), 3.0)
     P = partner(Z[:32])
     with ThreadPoolExecutor(3) as pool:
-        np.testing.assert_array_equal(kernel_rows(Z, P, 700, pool).numpy(), kernel_rows(Z, P, 700).numpy())
+        np.testing.assert_array_equal(kernel_rows(Z, P, 700, pool.map).numpy(), kernel_rows(Z, P, 700).numpy())
 
     pools = []
 

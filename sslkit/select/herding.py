@@ -34,7 +34,7 @@ thread (:func:`sslkit.device.task_pool`: the same bits as one thread, and no bar
 The loop is m steps of small operations, whose parallel regions are too short to gain from a second thread and,
 when another process holds a core, wait for a worker thread that is not running (n = 20 000, d = 256, m = 200
 beside one busy process on a loaded 2-core machine: the loop 40 s with 2 threads, 3.2 s with one;
-``benchmarks/contention.py``). So the loop runs with one thread (:func:`sslkit.device.single_threaded`). Its
+``benchmarks/contention.py``). So the loop runs with one thread (the same task pool's block). Its
 passes over the features (``lookahead`` rows at a time, large at a million points) are split into chunks of
 :data:`ROW_CHUNK` rows that the same kind of pool computes. Each piece is the computation one thread does, so the
 thread count does not change mu, the kernel rows, the objective or the selected indices.
@@ -50,7 +50,7 @@ import numpy as np
 import torch
 
 from sslkit._checks import Params, check_bool, check_count, check_seed
-from sslkit.device import resolve_device, single_threaded, task_pool
+from sslkit.device import resolve_device, task_pool
 from sslkit.select.kernel import (
     DEFAULT_BLOCK_SIZE,
     check_alpha,
@@ -177,9 +177,9 @@ class _Herding(Params):
         timings["mu"], timings["mu_cpu"] = time.perf_counter() - t0, time.process_time() - c0
 
         t0, c0 = time.perf_counter(), time.process_time()
-        # latency-bound: many small steps on one torch thread; its passes over the features shared by a task pool
-        with task_pool(dev, n // ROW_CHUNK) as pool, single_threaded(dev):  # (module docstring, "Threads")
-            indices, objective = self._loop(Z, mu, alpha, pool)
+        # latency-bound: many small steps on one torch thread, its passes over the features shared by a task pool
+        with task_pool(dev, n // ROW_CHUNK) as pmap:  # (module docstring, "Threads")
+            indices, objective = self._loop(Z, mu, alpha, pmap)
         _sync(dev)
         timings["loop"], timings["loop_cpu"] = time.perf_counter() - t0, time.process_time() - c0
 
@@ -194,7 +194,7 @@ class _Herding(Params):
         self.seconds_ = timings["total"]
         return self
 
-    def _loop(self, Z: torch.Tensor, mu: torch.Tensor, alpha: float, pool=None):
+    def _loop(self, Z: torch.Tensor, mu: torch.Tensor, alpha: float, pmap=map):
         # T = S_{p-1} - alpha mu, kept directly: T_p = (1 - b) T_{p-1} + b (k(x_{i*_p}, .) - alpha mu)
         # with b = 1/p (line 5 minus alpha mu on both sides); selected entries of T are +inf for GKHR
         # ((1 - b) inf stays inf for p >= 2; at p = 1, b = 1 overwrites T, so the pick is re-blocked).
@@ -213,7 +213,7 @@ class _Herding(Params):
                 objective[p - 1] = T[i][0]
                 self._update(T, kernel_row(Z, partner(Z[i])[0]), amu, p, i)
             return indices, objective
-        rows = _RowCache(Z, lookahead, pool)
+        rows = _RowCache(Z, lookahead, pmap)
         indices = np.empty(self.m, dtype=np.int64)
         objective = np.empty(self.m, dtype=np.float64)
         for p in self._steps():
@@ -313,9 +313,9 @@ class _RowCache:
     computed it, so the selection does not depend on the caching.
     """
 
-    def __init__(self, Z: torch.Tensor, lookahead: int, pool=None):
+    def __init__(self, Z: torch.Tensor, lookahead: int, pmap=map):
         n = Z.shape[0]
-        self.Z, self.lookahead, self.pool = Z, lookahead, pool
+        self.Z, self.lookahead, self.pmap = Z, lookahead, pmap
         cap = min(max(lookahead, min(8 * lookahead, Z.shape[1])), n)
         self.rows = torch.empty(cap, n, dtype=Z.dtype, device=Z.device)
         self.slot = np.full(n, -1, dtype=np.int64)  # row slot of each point, -1 = not cached
@@ -350,5 +350,5 @@ class _RowCache:
             free = np.flatnonzero(self.owner < 0)
         slots = free[:want]
         zc = self.Z[torch.from_numpy(cand).to(dev)]
-        self.rows[torch.from_numpy(slots).to(dev)] = kernel_rows(self.Z, partner(zc), ROW_CHUNK, self.pool)
+        self.rows[torch.from_numpy(slots).to(dev)] = kernel_rows(self.Z, partner(zc), ROW_CHUNK, self.pmap)
         self.owner[slots], self.slot[cand] = cand, slots

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from sslkit._checks import check_count, check_features, check_seed
-from sslkit.device import resolve_device, single_threaded, task_pool
+from sslkit.device import resolve_device, task_pool
 
 __all__ = [
     "gaussian_kernel",
@@ -134,7 +134,7 @@ def kernel_row(Z: torch.Tensor, z_partner: torch.Tensor) -> torch.Tensor:
     return torch.mv(Z, z_partner).clamp_(max=0.0).exp_()
 
 
-def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 4096, pool=None) -> torch.Tensor:
+def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 4096, pmap=map) -> torch.Tensor:
     """Kernel rows ``k(b_r, x_i)`` (``len(partners) x n``) of partner rows ``b_r`` against all lifted rows of ``Z``.
 
     One pass over ``Z`` in chunks of ``chunk`` rows: each chunk's exponents come from one matrix product
@@ -143,9 +143,8 @@ def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 4096, pool
     are in cache. The chunks split the rows of ``Z``, not the sums, so every value is the one
     ``kernel_tile`` gives.
 
-    ``pool``: None, or a :func:`~sslkit.device.task_pool` that computes the chunks concurrently, each on one torch
-    thread: a worker that another process holds up takes fewer chunks instead of stalling the others, and each
-    chunk is the same computation as without a pool, so the rows are bit-identical.
+    ``pmap``: the ``map`` the chunks run with, e.g. a :func:`~sslkit.device.task_pool`'s (concurrently, each on one
+    torch thread); each chunk is the same computation either way, so the rows are bit-identical.
     """
     out = torch.empty(partners.shape[0], Z.shape[0], dtype=Z.dtype, device=Z.device)
     PT = partners.T.contiguous()
@@ -153,13 +152,8 @@ def kernel_rows(Z: torch.Tensor, partners: torch.Tensor, chunk: int = 4096, pool
     def fill(s: int) -> None:
         out[:, s : s + chunk] = (Z[s : s + chunk] @ PT).clamp_(max=0.0).exp_().T
 
-    starts = range(0, Z.shape[0], chunk)
-    if pool is None or len(starts) < 2:
-        for s in starts:
-            fill(s)
-    else:
-        for _ in pool.map(fill, starts):  # re-raises a chunk's error
-            pass
+    for _ in pmap(fill, range(0, Z.shape[0], chunk)):
+        pass
     return out
 
 
@@ -226,13 +220,12 @@ def symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
     sums would otherwise round differently with another count), and a busy machine cannot stall a barrier.
     """
     blocks = partner_blocks(Z, block_size)
-    with task_pool(Z.device, len(blocks)) as pool, single_threaded(Z.device):  # each band on one torch thread
 
-        def band(bi: int) -> list[tuple]:
-            return band_sums(Z, blocks, bi, block_size)
+    def band(bi: int) -> list[tuple]:
+        return band_sums(Z, blocks, bi, block_size)
 
-        bands = map(band, range(len(blocks))) if pool is None else pool.map(band, range(len(blocks)))
-        return accumulate_bands(Z.shape[0], bands, block_size, Z.device)
+    with task_pool(Z.device, len(blocks)) as pmap:  # each band on one torch thread, added in band order
+        return accumulate_bands(Z.shape[0], pmap(band, range(len(blocks))), block_size, Z.device)
 
 
 def cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch.Tensor:
@@ -250,8 +243,8 @@ def cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch
             sums[i : i + block_size] += _tile_sums(T.clamp_(max=0.0).exp_(), 1)
 
     starts = range(0, Za.shape[0], block_size)
-    with task_pool(Za.device, len(starts)) as pool, single_threaded(Za.device):  # each block on one torch thread
-        for _ in map(row_block, starts) if pool is None else pool.map(row_block, starts):
+    with task_pool(Za.device, len(starts)) as pmap:  # each block on one torch thread
+        for _ in pmap(row_block, starts):
             pass
     return sums
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 
 from sslkit._checks import check_count
-from sslkit.device import single_threaded, task_pool
+from sslkit.device import task_pool
 from sslkit.select.kernel import (
     DEFAULT_BLOCK_SIZE,
     accumulate_bands,
@@ -46,8 +46,8 @@ def _bands(Z: torch.Tensor, block_size: int, first: int, last: int, threads: int
     def band(bi: int) -> list:
         return band_sums(Z, blocks, bi, block_size)
 
-    with task_pool("cpu", last - first) as pool, single_threaded("cpu"):
-        return list(map(band, range(first, last)) if pool is None else pool.map(band, range(first, last)))
+    with task_pool("cpu", last - first) as pmap:
+        return list(pmap(band, range(first, last)))
 
 
 def ray_kernel_row_sums(
