@@ -452,10 +452,13 @@ def test_bad_threads_refused_by_name(bad):
         Trainer(torch.nn.Linear(2, 2), Supervised(), threads=bad)
 
 
-def test_auto_threads_same_weights_as_one_thread():
-    def weights(**kw):
-        torch.manual_seed(0)
-        tr, _ = _thread_probe(torch.nn.Linear(2, 2), **kw)
-        return [p.detach().clone() for p in tr.model.parameters()]
+def test_step_flops_count_the_unlabeled_batch_of_an_ssl_algorithm():
+    """A step of an algorithm that uses unlabeled data forwards the labeled and the unlabeled batch: both count
+    toward the "auto" threshold (a count of the labeled batch alone would keep large SSL steps on one thread)."""
+    from sslkit.algorithms import PseudoLabel
 
-    assert all(torch.equal(a, b) for a, b in zip(weights(), weights(threads=1)))
+    X = torch.randn(16, 2, generator=torch.Generator().manual_seed(0))
+    y = (X[:, 0] > 0).long()
+    tr = Trainer(torch.nn.Linear(2, 2), PseudoLabel(), device="cpu", epochs=1, batch_size=8, progress=False)
+    tr.set_params(unlabeled_batch_size=24).fit(X, y, X_u=torch.randn(40, 2))
+    assert tr.step_flops_ == 2 * 2 * 2 * (8 + 24)
