@@ -9,8 +9,11 @@
 # has its own time limit and log; a failing step does not stop the others. Logs go to $OUT (the device
 # tool's folder that comes back), else _build/gpu.
 #   1. CUDA tests: every engine algorithm trains on the GPU with mixed precision, vectorised seeds, CPU = GPU
-#      for the risk estimators and for GKHR/GKH indices, model forward under autocast.
+#      for the risk estimators, for GKHR/GKH indices and for the approximate mu (landmarks, RFF), model forward
+#      under autocast, Trainer(threads="auto") leaving the CPU threads alone on the GPU.
 #   2. benchmarks/b_gkhr_speed.py --device cuda   (target <= 0.5 s for n = 50 000, d = 512, m = 400)
+#      and benchmarks/b_gkhr_million.py --device cuda (1 000 of 1 000 000 x 512 from a memory-mapped file, landmark
+#      mu; exact vs approximate at 50 000)
 #   3. benchmarks/a_vectorised_seeds.py --device cuda   (target >= 10x over 30 sequential runs)
 #   4. benchmarks/a_step_cost.py and engine_overhead.py on the GPU (ratios; targets as on the CPU)
 #   5. benchmarks/c_robust_cost.py --device cuda (DS3L / L2RW vs a plain update; Retrieve vs DS3L, quick digits)
@@ -38,10 +41,12 @@ step() {  # step NAME LIMIT_SECONDS COMMAND...
 'cuda', torch.cuda.is_available() and torch.cuda.get_device_name())"; } 2>&1 | tee "$OUT/device.txt"
 
 step gpu_tests 300 "$PY" -m pytest -q -p no:cacheprovider -rs -k "cuda or gpu" \
-  tests/test_gpu.py tests/test_models.py tests/test_risk_estimators.py tests/test_select.py
+  tests/test_gpu.py tests/test_models.py tests/test_risk_estimators.py tests/test_select.py \
+  tests/test_select_herding.py tests/test_select_kernel_mean.py
 step contract_cuda 120 "$PY" -m pytest -q -p no:cacheprovider -rs -k "cuda" tests/test_contract.py
 step retrieve_greedy 90 "$PY" benchmarks/c_retrieve_greedy.py --device cuda --no-cords
 step gkhr_speed 180 "$PY" benchmarks/b_gkhr_speed.py --device cuda --skip-numpy --repeats 3
+step gkhr_million 180 "$PY" benchmarks/b_gkhr_million.py --device cuda --compare 50000
 step vectorised_seeds 240 "$PY" benchmarks/a_vectorised_seeds.py --device cuda
 step step_cost 120 "$PY" benchmarks/a_step_cost.py --device cuda
 step engine_overhead 120 "$PY" benchmarks/engine_overhead.py --device cuda

@@ -113,3 +113,31 @@ def test_vectorised_seeds_run_on_cuda():
     tasks = [paper_a.build_task("breast_cancer", "(30,30)", s, n_unlabeled=100, n_val=60) for s in (0, 1, 2)]
     out = vectorised_benchmark().fit_vectorised_mlp(tasks, [0, 1, 2], epochs=5, patience=3, device="cuda")
     assert len(out) == 3 and all(50 <= r["test_acc"] <= 100 for r in out)
+
+
+def test_threads_auto_leaves_the_cpu_threads_alone_on_cuda():
+    """``Trainer(threads="auto")`` sets torch's CPU threads only for a CPU run: on the GPU the count is untouched
+    during and after ``fit`` and ``threads_`` records it (``sslkit.device.training_threads``)."""
+    X, y = blobs([20, 20, 20], seed=0)
+    before = torch.get_num_threads()
+    seen = []
+
+    class Spy(SupervisedRisk):
+        def loss(self, *args, **kwargs):
+            seen.append(torch.get_num_threads())
+            return super().loss(*args, **kwargs)
+
+    tr = Trainer(
+        MLP(2, 3, hidden=(8,), dropout=0.0),
+        Spy(PRIOR3, n_per_class=np.bincount(y)),
+        device="cuda",
+        epochs=1,
+        batch_size=16,
+        progress=False,
+        seed=0,
+        num_classes=3,
+        threads="auto",
+    )
+    tr.fit(X, y)
+    assert tr.step_flops_ < 1e8  # a step small enough that a CPU run would take one thread
+    assert seen and set(seen) == {before} and tr.threads_ == before == torch.get_num_threads()

@@ -88,3 +88,17 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="delta"):
         mu_error_bound(10, 5, "landmarks", delta=1.5)
     assert MU_METHODS == ("exact", "landmarks", "rff")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("method", ["landmarks", "rff"])
+def test_cuda_estimates_the_same_mu_and_selects_the_same(method):
+    """Both estimators draw their landmarks / frequencies from numpy on the CPU, so the GPU computes the same
+    estimate up to rounding, and GKHR with it picks the same samples (``benchmarks/gpu_session.sh``)."""
+    cpu = approximate_mu(X, bandwidth=H, method=method, size=64, seed=3, device="cpu")
+    gpu = approximate_mu(X, bandwidth=H, method=method, size=64, seed=3, device="cuda")
+    assert gpu.device.type == "cuda"
+    np.testing.assert_allclose(gpu.cpu().numpy(), cpu.numpy(), rtol=0, atol=1e-9)
+    a = GKHR(20, bandwidth=H, mu_method=method, mu_size=64, device="cpu").fit(X).indices_
+    b = GKHR(20, bandwidth=H, mu_method=method, mu_size=64, device="cuda").fit(X).indices_
+    np.testing.assert_array_equal(a, b)
