@@ -153,6 +153,45 @@ def test_vat_differs_from_usb_by_entropy_minimisation_and_ramp():
 
 @needs_usb
 @pytest.mark.usefixtures("usb_vat_on_cpu")
+def test_vat_with_entropy_minimisation_agrees_with_usb():
+    """``VAT(lambda_ent=0.06)`` is USB's VAT with its entropy term (ramp at 1): the same total loss, entropy,
+    gradients (the entropy's through the clean pass) and BatchNorm statistics; without the term the losses differ."""
+    eps, lam, xi = 1.0, 0.7, 0.1
+    model = Image(seed=3).float()
+    x_l, y_l, x_u = image_data(53)
+    ours = VAT(eps, xi=xi, lambda_u=lam, lambda_ent=0.06)
+    ours.setup(model, FitContext(num_classes=K))
+    usb = usb_vat(model, eps, lam, xi=xi, ent_loss_ratio=0.06)
+    usb.it = usb.num_train_iter  # USB's unsupervised ramp at 1
+    torch.manual_seed(14)
+    out = ours.loss(model, Batch(x_l, y_l, x_u))
+    torch.manual_seed(14)
+    ref, log = usb.train_step(x_lb=x_l, y_lb=y_l, x_ulb_w=x_u)
+    assert out.logs["entropy"].item() == pytest.approx(log["train/loss_entmin"], rel=1e-5)
+    assert log["train/loss_entmin"] > 0.1  # the term is not negligible here
+    torch.testing.assert_close(out.loss, ref["loss"], rtol=1e-5, atol=1e-6)
+    assert_close_all(grads(out.loss, model), grads(ref["loss"], usb.model), rtol=1e-4, atol=1e-6)
+    assert_close_all(bn_buffers(model), bn_buffers(usb.model), rtol=1e-6, atol=1e-7)
+    # the per-sample losses carry the term (what DS3L / L2RW / a coreset weight): their weighted mean is the loss
+    torch.manual_seed(14)
+    weighted = ours.loss(model, Batch(x_l, y_l, x_u, u_weight=torch.ones(len(x_u))))
+    torch.testing.assert_close(weighted.loss, out.loss, rtol=1e-6, atol=1e-7)
+    torch.manual_seed(14)
+    plain = VAT(eps, xi=xi, lambda_u=lam).loss(model, Batch(x_l, y_l, x_u))
+    assert abs(plain.loss.item() - out.loss.item()) > 1e-3
+
+
+def test_vat_entropy_weight_is_checked():
+    for bad in (-0.1, float("nan"), True, "0.06"):
+        with pytest.raises(ValueError, match="lambda_ent"):
+            VAT(1.0, lambda_ent=bad)
+    with pytest.raises(ValueError, match="lambda_ent > 0 needs lambda_u > 0"):
+        VAT(1.0, lambda_u=0.0, lambda_ent=0.06)
+    assert "lambda_ent=0.06" in repr(VAT(1.0, lambda_ent=0.06)) and "lambda_ent" not in repr(VAT(1.0))
+
+
+@needs_usb
+@pytest.mark.usefixtures("usb_vat_on_cpu")
 def test_usb_vat_does_not_normalise_tabular_directions():
     """USB's ``_l2_normalize`` divides by the norm only for 3-D and 4-D arrays; a 2-D (N, d) tabular batch passes
     through unchanged. USB's tabular VAT therefore probes with ``ξ · N(0, I)`` and perturbs by ``ε ·`` the raw KL

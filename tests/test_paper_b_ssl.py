@@ -188,9 +188,9 @@ def test_lenet_stand_in_spec_and_its_controls():
 
     p = B._check_protocol("lenet")
     assert p["model"] == "lenet_mnist" and p["epochs"] * p["iterations_per_epoch"] == 300 and p["uratio"] == 3
-    assert B.LENET_BUDGETS == (40, 250) and B.LENET_DATA["n_pool"] == 10000
+    assert B.LENET_BUDGETS == (10, 40, 250) and B.LENET_DATA["n_pool"] == 10000
     grid = E.table1_lenet_configs()
-    assert len(grid) == len(B.TABLE1_SELECTORS) * 3 * 2 and len({tuple(sorted(c.items())) for c in grid}) == len(grid)
+    assert len(grid) == len(B.TABLE1_SELECTORS) * 3 * 3 and len({tuple(sorted(c.items())) for c in grid}) == len(grid)
     narrow = E.table1_lenet_configs(["Random", "RDSS"], [40])
     assert {(c["selector"], c["algorithm"], c["m"]) for c in narrow} == {
         (s, a, 40) for s in ("Random", "RDSS") for a in B.ARMS
@@ -204,11 +204,15 @@ def test_lenet_stand_in_spec_and_its_controls():
     assert (
         controls["B-lenet-ctl-freematch"]["paper"]
         == (
-            B.PAPER_TABLE1_B[("FreeMatch", "Random", "CIFAR-10 @ 40")][0],
-            B.PAPER_TABLE1_B[("FlexMatch", "Random", "CIFAR-10 @ 40")][0],
+            B.PAPER_TABLE1_B[("FreeMatch", "Stratified", "CIFAR-10 @ 40")][0],
+            B.PAPER_TABLE1_B[("FlexMatch", "Stratified", "CIFAR-10 @ 40")][0],
         )
-        == (93.41, 87.30)
+        == (95.05, 91.45)
     )
+    # FreeMatch's control sits at the smallest budget, on one label per class
+    free = controls["B-lenet-ctl-freematch"]
+    assert free["higher"] == {"algorithm": "FreeMatch", "selector": "Stratified", "m": min(B.LENET_BUDGETS)}
+    assert free["lower"] == {**free["higher"], "algorithm": "FlexMatch"}
     assert controls["B-lenet-ctl-ssl"]["lower"]["algorithm"] == "Supervised"
 
 

@@ -358,6 +358,31 @@ def test_validation_stand_in_is_the_stand_in_with_the_papers_validation_set():
     assert {("ds3l", "vat", r) for r in (0.25, 0.5, 0.75)} | {("supervised", "vat", 0.75)} <= pairs
 
 
+def test_entropy_stand_in_is_cpu_val_with_vats_entropy_minimisation():
+    """cpu_val_em differs from cpu_val only in VAT's entropy weight (Oliver et al.'s / USB's 0.06), which every
+    VAT-based method of the protocol carries (DS3L and L2RW reweight it with the KL); Supervised has no VAT; its
+    controls are robust_ood's on its own records."""
+    from sslkit.algorithms import VAT, Supervised
+    from sslkit.experiments.paper_c.controls import robust_ood
+    from sslkit.experiments.paper_c.robust import _algorithm
+
+    val, em = PROTOCOLS["cpu_val"], PROTOCOLS["cpu_val_em"]
+    assert {k for k in {**val, **em} if val.get(k) != em.get(k)} == {"vat_ent"} and em["vat_ent"] == 0.06
+    assert isinstance(_algorithm("supervised", em), Supervised)
+
+    def vat_of(algo):
+        return algo if isinstance(algo, VAT) else algo.base
+
+    for method in ("vat", "crust", "retrieve", "l2rw", "ds3l"):
+        task = None
+        if method in ("l2rw", "ds3l"):  # their meta-set: any ID images (the quick task's test split here)
+            quick = build_task("quick", 0.5, seed=0)
+            task = dataclasses.replace(quick, meta={**quick.meta, "X_val": quick.X_test, "y_val": quick.y_test})
+        assert vat_of(_algorithm(method, em, task)).lambda_ent == 0.06, method
+        assert vat_of(_algorithm(method, val, task)).lambda_ent == 0.0, method
+    assert all(c.scope == {"protocol": "cpu_val_em"} for c in robust_ood("cpu_val_em"))
+
+
 def test_robust_controls_judge_each_ordering_paired_by_seed():
     from sslkit.experiments.paper_c.controls import robust_ood
     from sslkit.experiments.report import controls as K

@@ -3,7 +3,12 @@
 ``L = CE(f(x_l), y_l) + lambda_u * KL( p(x_u) || p(x_u + r_adv) )`` -- "supervised cross-entropy plus
 KL-divergence-based local distributional smoothness regularization" with ``lambda_u = 1.0``, ξ = 1e-6,
 one power iteration, ε from {0.2, 0.5, 1.0, 2.0} (tabular) or {0.5, 1.0, 2.0, 4.0} (images) (App. C).
-No entropy-minimisation term and no ramp-up (App. C mentions neither; USB adds both).
+No entropy-minimisation term and no ramp-up (App. C mentions neither; USB adds both). ``lambda_ent > 0`` adds the
+entropy term of Oliver et al.'s and USB's VAT (their 0.06; the perrying/Oliver scripts paper C's VAT builds on,
+App. F.3): ``+ lambda_ent · mean_j H(softmax(f(x_j)))`` on the clean unlabeled pass, with its gradient (paper C's
+robust stand-in ``cpu_val_em``). It is part of each sample's unlabeled loss,
+``l_j = KL_j + (lambda_ent / lambda_u) H_j``, so a reweighting method (DS3L, L2RW) or a coreset weights the whole
+term, and the batch loss stays ``CE + lambda_u · mean_j l_j``.
 
 ``prior=θ`` replaces the plain cross-entropy of the labeled batch by paper A's PN risk ``Σ_j θ_j R̂_jj``
 (the "Sup." risk; :func:`sslkit.algorithms.base.supervised_ce`). App. C says "supervised cross-entropy";
@@ -86,28 +91,31 @@ def _positive(v, name):
     return float(v)
 
 
+def _nonnegative(v, name):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    return float(v)
+
+
 class VAT(SSLAlgorithm):
     """VAT (module docstring). ``eps``: perturbation radius ε (required, from :data:`VAT_EPS_GRID`);
     ``xi``: finite-difference step ξ; ``n_power``: power iterations; ``lambda_u``: weight of the KL term;
-    ``prior``: None (plain cross-entropy) or θ (the PN risk as the supervised term)."""
+    ``prior``: None (plain cross-entropy) or θ (the PN risk as the supervised term); ``lambda_ent``: weight of
+    the entropy of the clean unlabeled predictions (0: none, as paper A; USB and Oliver et al.: 0.06)."""
 
     name = "vat"
     uses_unlabeled = True
 
-    def __init__(self, eps, *, xi=1e-6, n_power=1, lambda_u=1.0, prior=None):
+    def __init__(self, eps, *, xi=1e-6, n_power=1, lambda_u=1.0, prior=None, lambda_ent=0.0):
         self.eps = _positive(eps, "eps")
         self.xi = _positive(xi, "xi")
         if isinstance(n_power, bool) or not isinstance(n_power, numbers.Integral) or n_power < 1:
             raise ValueError(f"n_power must be an integer >= 1, got {n_power!r}")
         self.n_power = int(n_power)
-        if (
-            isinstance(lambda_u, bool)
-            or not isinstance(lambda_u, numbers.Real)
-            or not math.isfinite(lambda_u)
-            or lambda_u < 0
-        ):
-            raise ValueError(f"lambda_u must be a finite number >= 0, got {lambda_u!r}")
-        self.lambda_u = float(lambda_u)
+        self.lambda_u = _nonnegative(lambda_u, "lambda_u")
+        self.lambda_ent = _nonnegative(lambda_ent, "lambda_ent")
+        if self.lambda_ent > 0 and self.lambda_u == 0:
+            raise ValueError("lambda_ent > 0 needs lambda_u > 0: the entropy is part of each sample's unlabeled loss")
         self.prior = optional_prior(prior)
         self.class_weights_ = None
 
@@ -141,24 +149,48 @@ class VAT(SSLAlgorithm):
             z_adv, h_adv = forward(model, x_adv)
         return p, z_adv, h_adv
 
+    def _with_entropy(self, model, x_u):
+        """``(per_sample, z_adv, h_adv, entropy)`` with the entropy term (``lambda_ent > 0``): the clean pass keeps
+        its graph (``H_j`` is differentiated), ``p`` is its detached softmax; BatchNorm frozen throughout. The
+        per-sample loss is ``KL_j + (lambda_ent / lambda_u) H_j`` (module docstring)."""
+        with frozen_bn(model):
+            z = logits_of(model, x_u).float()
+            p = torch.softmax(z.detach(), dim=1)
+            r_adv = self.adversarial_perturbation(model, x_u, p)
+            z_adv, h_adv = forward(model, x_u + r_adv)
+        entropy = -(torch.softmax(z, dim=1) * F.log_softmax(z, dim=1)).sum(dim=1)
+        per_sample = kl_per_sample(p, z_adv) + (self.lambda_ent / self.lambda_u) * entropy
+        return per_sample, z_adv, h_adv, entropy
+
     def unlabeled_losses(self, model, x_u, u_idx=None):
-        """Per-sample ``KL(p_j || p(x_j + r_adv,j))`` with the perturbed pass's logits and features."""
+        """Per-sample ``KL(p_j || p(x_j + r_adv,j))`` (plus ``(lambda_ent / lambda_u) H_j``) with the perturbed
+        pass's logits and features."""
+        if self.lambda_ent > 0:
+            per_sample, z_adv, h_adv, _ = self._with_entropy(model, x_u)
+            return UnlabeledLosses(per_sample, None, z_adv, h_adv)
         p, z_adv, h_adv = self.perturbed(model, x_u)
         return UnlabeledLosses(kl_per_sample(p, z_adv), None, z_adv, h_adv)
 
     def loss(self, model, batch):
         sup = supervised_ce(logits_of(model, batch.x_l), batch.y_l, self.class_weights_)
-        p, z_adv, h_adv = self.perturbed(model, batch.x_u)
-        per_sample = kl_per_sample(p, z_adv)
-        # unweighted: the batch-mean KL exactly as before the weights existed (same summation order)
-        unsup = _kl(p, z_adv) if batch.u_weight is None else weighted_mean(per_sample, batch.u_weight)
+        logs = {}
+        if self.lambda_ent > 0:
+            per_sample, z_adv, h_adv, entropy = self._with_entropy(model, batch.x_u)
+            unsup = weighted_mean(per_sample, batch.u_weight)
+            logs["entropy"] = entropy.mean().detach()
+        else:
+            p, z_adv, h_adv = self.perturbed(model, batch.x_u)
+            per_sample = kl_per_sample(p, z_adv)
+            # unweighted: the batch-mean KL exactly as before the weights existed (same summation order)
+            unsup = _kl(p, z_adv) if batch.u_weight is None else weighted_mean(per_sample, batch.u_weight)
         total = sup + self.lambda_u * unsup
         return LossOutput(
             total,
-            {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach()},
+            {"loss": total.detach(), "sup_loss": sup.detach(), "unsup_loss": unsup.detach(), **logs},
             UnlabeledLosses(per_sample, None, z_adv, h_adv),
         )
 
     def __repr__(self) -> str:
         extra = "" if self.prior is None else f", prior={list(map(float, self.prior))}"
+        extra += f", lambda_ent={self.lambda_ent}" if self.lambda_ent else ""
         return f"VAT(eps={self.eps}, xi={self.xi}, n_power={self.n_power}, lambda_u={self.lambda_u}{extra})"

@@ -92,8 +92,13 @@ CONTROLS: dict = {
     key(TRADEOFF, "cpu"): _C_TRADEOFF,
     # the stand-ins that run the trade-off grid's MNIST model and schedule share its controls
     **{key(e, "cpu"): shared(_C_TRADEOFF, TRADEOFF, "cpu") for e in (VARIANTS, EXTENDED, BAYESIAN, MEMORY, LASTLAYER)},
-    # the robust grid's scale holds four stand-ins, one per protocol (cpu_val: with the paper's validation set)
+    # the robust grid's scale holds five stand-ins, one per protocol (cpu_val: with the paper's validation set;
+    # cpu_val_em: and VAT's entropy minimisation)
     key(ROBUST, "cpu"): (
-        robust_ood("cpu") + robust_ood("cpu_long") + robust_ood("cpu_val") + robust_imbalance("cpu_imbalance")
+        robust_ood("cpu")
+        + robust_ood("cpu_long")
+        + robust_ood("cpu_val")
+        + robust_ood("cpu_val_em")
+        + robust_imbalance("cpu_imbalance")
     ),
 }

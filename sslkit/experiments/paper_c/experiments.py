@@ -20,7 +20,7 @@ TRADEOFF_PLANS = {
 }
 ROBUST_PLANS = {
     "quick": ("quick", "quick_imbalance"),
-    "cpu": ("cpu", "cpu_imbalance", "cpu_long", "cpu_val"),
+    "cpu": ("cpu", "cpu_imbalance", "cpu_long", "cpu_val", "cpu_val_em"),
     "paper": ("paper_mnist_ood", "paper_cifar10_ood", "paper_cifar10_imbalance"),
 }
 #: the single protocol of the experiments that run one (variants, per-class Retrieve, extended and Bayesian runs)
