@@ -41,6 +41,7 @@ from .claims_robust import CLAIMS as ROBUST_CLAIMS
 from .claims_speed import CLAIMS as SPEED_CLAIMS
 from .claims_speed import by_rows, per_protocol
 from .experiments import BAYESIAN, EXTENDED, TRADEOFF, VARIANTS
+from .report import TRADEOFF_CLASSES, is_diverged
 from .tradeoff import MAIN_KEYS
 from .variants import extended_rows, variant_rows
 
@@ -70,7 +71,7 @@ def _retrieve_against(records, baselines, algorithm=None) -> tuple[str, str]:
         )
         return verdict, f"{text}; speed-ups {speeds}"
 
-    return per_protocol(records, test)
+    return per_protocol([r for r in records if algorithm in (None, r["config"]["algorithm"])], test)
 
 
 def c_beats_random_earlystop(records, algorithm=None):
@@ -153,8 +154,18 @@ def c_bayesian_worse(records):
     """Figure 5: Retrieve better than the SSL Bayesian coreset "in terms of model performance and speedup": at every
     budget and for each reading of its weights (the extra config entries of the Bayesian runs), Retrieve
     significantly more accurate, and significantly less CPU time -- each half its own verdict by the rule. Each
-    Bayesian run is paired with the Retrieve run of its own algorithm and seed."""
+    Bayesian run is paired with the Retrieve run of its own algorithm and seed. Diverged runs
+    (:func:`.report.is_diverged`: most of the raw GIGA weights' runs end at chance) are left out and counted."""
     main = lambda c: set(c) == MAIN_KEYS and c["method"] == "retrieve"  # noqa: E731
+    failed: dict = {}
+    for r in records:
+        if r["config"]["method"] in ("retrieve", "bayesian"):
+            c = r["config"]
+            reading = ", ".join(f"{k}={v}" for k, v in sorted(c.items()) if k not in MAIN_KEYS) or "raw weights"
+            n = failed.setdefault((c["method"], c["algorithm"], c["fraction"], reading), [0, 0])
+            n[0] += is_diverged(r["metrics"], TRADEOFF_CLASSES)
+            n[1] += 1
+    records = [r for r in records if not is_diverged(r["metrics"], TRADEOFF_CLASSES)]
     halves = {}
     for what, metric, good in (("accuracy", "test_acc", "higher"), ("CPU time", "cpu_seconds", "lower")):
         retrieve = per_seed(records, ("algorithm", "fraction"), "method", metric, where=main)
@@ -171,9 +182,13 @@ def c_bayesian_worse(records):
         ]
         verdicts = [directed(c, good, f"{what} {lab}") for lab, c in judged]
         halves[what] = (all_of(verdicts), "; ".join(f"{lab} {c.short()}" for lab, c in judged) or "no pair")
-    return all_of(v for v, _ in halves.values()), " | ".join(
-        f"{what}, Retrieve − Bayesian: {v} ({t})" for what, (v, t) in halves.items()
-    )
+    text = " | ".join(f"{what}, Retrieve − Bayesian: {v} ({t})" for what, (v, t) in halves.items())
+    bad = {k: n for k, n in sorted(failed.items()) if n[0]}
+    if bad:
+        text += " | diverged runs left out (failures, not results): " + "; ".join(
+            f"{m} {a} {f:g} ({reading}) {d} of {n}" for (m, a, f, reading), (d, n) in bad.items()
+        )
+    return all_of(v for v, _ in halves.values()), text
 
 
 def c_stability(records, algorithm):

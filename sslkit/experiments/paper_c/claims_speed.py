@@ -25,6 +25,7 @@ from ..report.ledger import (
 )
 from ..report.stats import compare, judge
 from .experiments import TRADEOFF
+from .report import TRADEOFF_CLASSES, diverged_text, split_diverged
 from .tradeoff import MAIN_KEYS, PAPER_CLAIMS, tradeoff_rows
 
 #: "a speedup of around 3x with accuracy degradation of around 0.7 %" (abstract, §1.1, §5, Figure 2): the smallest
@@ -49,8 +50,10 @@ def by_rows(rows, row_keys, col_key, metric="test_acc") -> dict:
 def tradeoff_views(records) -> dict:
     """``{(protocol, weights): rows}`` of :func:`.tradeoff.tradeoff_rows` (CPU time): per protocol, the main grid
     (CORDS' raw weights, ``""``) and each reading of the weights whose runs are committed, those runs in place of
-    the raw-weight runs of the same methods."""
-    return views_of(tradeoff_rows(named_readings(records, TRADEOFF, MAIN_KEYS), clock="cpu_seconds"))
+    the raw-weight runs of the same methods. Diverged runs (:func:`.report.is_diverged`) are left out: failures,
+    not results (:func:`per_protocol` says how many)."""
+    kept, _ = split_diverged(records, TRADEOFF_CLASSES)
+    return views_of(tradeoff_rows(named_readings(kept, TRADEOFF, MAIN_KEYS), clock="cpu_seconds"))
 
 
 def views_of(rows) -> dict:
@@ -74,7 +77,11 @@ def per_protocol(records, test, views=None) -> tuple[str, str]:
         p: agree({(w or "CORDS' raw weights"): test(rows) for (q, w), rows in views.items() if q == p})
         for p in protocols
     }
-    return all_of(v for v, _ in results.values()), " || ".join(f"{p}: {v}: {t}" for p, (v, t) in results.items())
+    text = " || ".join(f"{p}: {v}: {t}" for p, (v, t) in results.items())
+    _, counts = split_diverged(records, TRADEOFF_CLASSES)
+    if counts["diverged"].any():
+        text += f" || diverged runs left out (failures, not results): {diverged_text(counts)}"
+    return all_of(v for v, _ in results.values()), text
 
 
 def _speed_and_loss(speed_floor, loss_ceiling, algorithms=None):

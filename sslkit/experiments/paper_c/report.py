@@ -259,13 +259,16 @@ def paper_curve(algorithm: str, method: str, dataset: str = "cifar10", fractions
 
 def tradeoff_report(records, *, clock: str = "cpu_seconds") -> dict:
     """Everything the trade-off page shows from one scale's records: ``rows`` (per run), ``summary``, ``claims``,
-    ``readings`` and ``facts`` (the numbers the prose and the headline quote)."""
-    rows = tradeoff_rows(records, clock=clock)
+    ``readings`` and ``facts`` (the numbers the prose and the headline quote; ``facts["diverged"]``: the
+    :func:`diverged_text` of the runs left out). A diverged run (:func:`is_diverged`) is left out of all of them:
+    a recorded failure, not a result."""
+    kept, diverged = split_diverged(records, TRADEOFF_CLASSES)
+    rows = tradeoff_rows(kept, clock=clock)
     if not rows:
         return {"rows": [], "summary": None, "claims": pd.DataFrame(), "readings": pd.DataFrame(), "facts": {}}
     summ = summary(rows)
     cl = claims(rows)
-    rd = readings(records)
+    rd = readings(kept)
     s = summ[summ["algorithm"] == "vat"].set_index(["method", "budget"])
     facts = {}
     if ("retrieve", "30 %") in s.index:
@@ -280,6 +283,7 @@ def tradeoff_report(records, *, clock: str = "cpu_seconds") -> dict:
     mean1 = rd[(rd["reading"] == READINGS[True])] if len(rd) else rd
     facts["mean1_seeds"] = int(mean1["seeds"].max()) if len(mean1) else 0
     facts["raw_seeds"] = int(rd[rd["reading"] == READINGS[False]]["seeds"].max()) if len(rd) else 0
+    facts["diverged"] = diverged_text(diverged)
     return {"rows": rows, "summary": summ, "claims": cl, "readings": rd, "facts": facts}
 
 
@@ -433,6 +437,8 @@ def schedule_study(cells: dict, min_seeds: int = 3) -> tuple[pd.DataFrame, int |
 
 #: a run whose final accuracy is below this multiple of chance (100 / classes %) has diverged
 DIVERGED_FACTOR = 1.5
+#: the classes of every trade-off protocol's dataset (digits, MNIST, CIFAR-10, SVHN: ten each)
+TRADEOFF_CLASSES = 10
 
 
 def is_diverged(metrics: dict, num_classes: int, factor: float = DIVERGED_FACTOR) -> bool:
@@ -462,3 +468,17 @@ def split_diverged(records, num_classes: int, keys=("protocol", "algorithm", "me
         else:
             kept.append(r)
     return kept, pd.DataFrame(list(counts.values()), columns=[*keys, "runs", "diverged"])
+
+
+def diverged_text(counts: pd.DataFrame) -> str:
+    """The runs :func:`split_diverged` left out, in words: per group with a failure, ``"<algorithm> <method>
+    (<weights>): n of N"`` (CORDS' raw weights or mean 1), or ``"none of the N runs"``."""
+    bad = counts[counts["diverged"] > 0]
+    if bad.empty:
+        return f"none of the {int(counts['runs'].sum())} runs"
+    return "; ".join(
+        f"{LABELS.get(r['algorithm'], r['algorithm'])} {LABELS.get(r['method'], r['method'])} "
+        f"({'weights scaled to mean 1' if r['normalize_weights'] else 'raw weights'}): "
+        f"{r['diverged']} of {r['runs']}"
+        for _, r in bad.iterrows()
+    )
