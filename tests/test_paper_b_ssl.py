@@ -256,6 +256,20 @@ def test_lenet_stand_in_ssl_controls_hold_on_its_records():
         assert len({(q["metrics"]["labeled_classes"], q["metrics"]["alpha_mmd2"]) for q in same}) == 1
 
 
+@pytest.mark.skipif(not LENET_RECORDS.is_file(), reason="no committed records of the LeNet stand-in")
+def test_lenet_stand_in_reverses_freematchs_control_and_cannot_decide():
+    """On the committed records, one label per class (m = 10) puts FreeMatch significantly below FlexMatch, the
+    opposite of the paper's Table 1, while the other three controls are shown: the stand-in decides nothing."""
+    from sslkit.experiments import catalog
+    from sslkit.experiments.report import controls as K
+
+    page = catalog.controls_table("b_table1_lenet", "cpu")
+    rows = page.rows.set_index("control")
+    assert rows.loc["B-lenet-ctl-freematch", "outcome"] == K.REVERSED
+    assert (rows.drop("B-lenet-ctl-freematch")["outcome"] == K.SHOWN).all()
+    assert page.states["state"].item() == K.CANNOT_DECIDE
+
+
 @pytest.mark.skipif(not HAS_MNIST, reason="SSLKIT_DATA_DIR with mnist not available")
 @pytest.mark.slow  # trains
 def test_table1_run_on_mnist_pixels():

@@ -153,9 +153,9 @@ _SUPERVISED_7500 = "supervised SL + RDSS, 7 500 labels"
 #: supervised arm reaches 70 % there; on CIFAR-10 it is far lower), so the gap the paper reports where labels are
 #: scarcest has no room. The control was then moved -- before any record at m = 10 existed for the classes-balanced
 #: labels -- to the stand-in's smallest budget, one label per class (Stratified, as paper B's Table 1 prints for
-#: m = 40), the budget scaled to MNIST's ease that issue 44 asks for; random labels at m = 10 leave 3-6 of the 10
-#: classes unlabeled (seen on the first two seeds) and so test class coverage, not the SSL algorithm. The m = 40
-#: ordering is still shown on the page.
+#: m = 40), the budget scaled to MNIST's ease that issue 44 asks for; random labels at m = 10 leave classes unlabeled
+#: (4 and 7 of the 10 on the first two seeds, seen before the move) and so test class coverage, not the SSL
+#: algorithm. The m = 40 ordering is still shown on the page.
 LENET_CONTROLS = tuple(
     dict(zip(("id", "text", "where", "higher", "lower", "paper"), c))
     for c in (
