@@ -53,12 +53,12 @@ def test_diverged_text_names_each_failing_group_and_its_reading():
 def test_trade_off_page_and_claims_leave_the_diverged_runs_out():
     """On the committed MNIST stand-in records: the page's rows and the claims' views hold no run at chance, the page
     and the claims' evidence say how many were left out, and the claims see every run that trained."""
-    from sslkit.experiments import catalog
     from sslkit.experiments.paper_c import report as R
     from sslkit.experiments.paper_c.claims import c_beats_craig_gradmatch
     from sslkit.experiments.paper_c.claims_speed import tradeoff_views
+    from sslkit.experiments.paper_c.experiments import TRADEOFF
 
-    recs = catalog.records("c_tradeoff", "cpu")
+    recs = TRADEOFF.records("cpu")
     kept, counts = split_diverged(recs, R.TRADEOFF_CLASSES)
     if len(kept) == len(recs):
         pytest.skip("no diverged run among the committed records")
