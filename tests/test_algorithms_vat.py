@@ -182,9 +182,14 @@ def test_vat_with_entropy_minimisation_agrees_with_usb():
 
 
 def test_vat_entropy_weight_is_checked():
-    for bad in (-0.1, float("nan"), True, "0.06"):
+    for bad in (-0.1, float("nan")):
         with pytest.raises(ValueError, match="lambda_ent"):
             VAT(1.0, lambda_ent=bad)
+    for bad in (True, "0.06"):
+        with pytest.raises(TypeError, match="lambda_ent must be a real number"):
+            VAT(1.0, lambda_ent=bad)
+    with pytest.raises(ValueError, match="lambda_u must be non-negative"):
+        VAT(1.0, lambda_u=-1.0)
     with pytest.raises(ValueError, match="lambda_ent > 0 needs lambda_u > 0"):
         VAT(1.0, lambda_u=0.0, lambda_ent=0.06)
     assert "lambda_ent=0.06" in repr(VAT(1.0, lambda_ent=0.06)) and "lambda_ent" not in repr(VAT(1.0))

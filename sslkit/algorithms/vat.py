@@ -52,6 +52,7 @@ import numbers
 import torch
 import torch.nn.functional as F
 
+from sslkit._checks import check_positive
 from sslkit.algorithms.base import (
     LossOutput,
     SSLAlgorithm,
@@ -91,12 +92,6 @@ def _positive(v, name):
     return float(v)
 
 
-def _nonnegative(v, name):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
-    return float(v)
-
-
 class VAT(SSLAlgorithm):
     """VAT (module docstring). ``eps``: perturbation radius ε (required, from :data:`VAT_EPS_GRID`);
     ``xi``: finite-difference step ξ; ``n_power``: power iterations; ``lambda_u``: weight of the KL term;
@@ -112,8 +107,8 @@ class VAT(SSLAlgorithm):
         if isinstance(n_power, bool) or not isinstance(n_power, numbers.Integral) or n_power < 1:
             raise ValueError(f"n_power must be an integer >= 1, got {n_power!r}")
         self.n_power = int(n_power)
-        self.lambda_u = _nonnegative(lambda_u, "lambda_u")
-        self.lambda_ent = _nonnegative(lambda_ent, "lambda_ent")
+        self.lambda_u = check_positive(lambda_u, "lambda_u", allow_zero=True)
+        self.lambda_ent = check_positive(lambda_ent, "lambda_ent", allow_zero=True)
         if self.lambda_ent > 0 and self.lambda_u == 0:
             raise ValueError("lambda_ent > 0 needs lambda_u > 0: the entropy is part of each sample's unlabeled loss")
         self.prior = optional_prior(prior)

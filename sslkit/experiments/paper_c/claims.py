@@ -150,6 +150,11 @@ def c_extended_matches_full(records):
     return verdict, f"Full's time over the time to reach Full's accuracy, against {EXTENDED_SPEEDUP:g}x: {text}"
 
 
+def _weights_reading(config: dict) -> str:
+    """A run's reading of the coreset weights: its config entries beyond the main grid's, or "raw weights"."""
+    return ", ".join(f"{k}={v}" for k, v in sorted(config.items()) if k not in MAIN_KEYS) or "raw weights"
+
+
 def c_bayesian_worse(records):
     """Figure 5: Retrieve better than the SSL Bayesian coreset "in terms of model performance and speedup": at every
     budget and for each reading of its weights (the extra config entries of the Bayesian runs), Retrieve
@@ -157,15 +162,16 @@ def c_bayesian_worse(records):
     Bayesian run is paired with the Retrieve run of its own algorithm and seed. Diverged runs
     (:func:`.report.is_diverged`: most of the raw GIGA weights' runs end at chance) are left out and counted."""
     main = lambda c: set(c) == MAIN_KEYS and c["method"] == "retrieve"  # noqa: E731
-    failed: dict = {}
+    failed: dict = {}  # (method, algorithm, budget, reading) -> [diverged, runs]
+    kept = []
     for r in records:
-        if r["config"]["method"] in ("retrieve", "bayesian"):
-            c = r["config"]
-            reading = ", ".join(f"{k}={v}" for k, v in sorted(c.items()) if k not in MAIN_KEYS) or "raw weights"
-            n = failed.setdefault((c["method"], c["algorithm"], c["fraction"], reading), [0, 0])
-            n[0] += is_diverged(r["metrics"], TRADEOFF_CLASSES)
-            n[1] += 1
-    records = [r for r in records if not is_diverged(r["metrics"], TRADEOFF_CLASSES)]
+        c, diverged = r["config"], is_diverged(r["metrics"], TRADEOFF_CLASSES)
+        if c["method"] in ("retrieve", "bayesian"):
+            n = failed.setdefault((c["method"], c["algorithm"], c["fraction"], _weights_reading(c)), [0, 0])
+            n[0], n[1] = n[0] + diverged, n[1] + 1
+        if not diverged:
+            kept.append(r)
+    records = kept
     halves = {}
     for what, metric, good in (("accuracy", "test_acc", "higher"), ("CPU time", "cpu_seconds", "lower")):
         retrieve = per_seed(records, ("algorithm", "fraction"), "method", metric, where=main)
@@ -173,8 +179,8 @@ def c_bayesian_worse(records):
         for r in records:
             c = r["config"]
             if c["method"] == "bayesian":
-                reading = ", ".join(f"{k}={v}" for k, v in sorted(c.items()) if k not in MAIN_KEYS) or "raw weights"
-                put(bayes.setdefault((c["algorithm"], c["fraction"], reading), {}), r["seed"], r["metrics"][metric])
+                key = (c["algorithm"], c["fraction"], _weights_reading(c))
+                put(bayes.setdefault(key, {}), r["seed"], r["metrics"][metric])
         judged = [
             (f"{a} {f:g} ({reading})", compare(retrieve[(a, f)]["retrieve"], v))
             for (a, f, reading), v in sorted(bayes.items())
