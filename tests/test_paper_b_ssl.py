@@ -159,6 +159,28 @@ def test_train_ssl_errors():
         B.train_ssl(X, y[:10], [0, 1], X, y, protocol=TINY)
 
 
+def test_freematch_ema_reaches_freematch_and_is_refused_elsewhere(monkeypatch):
+    """A protocol's ``freematch_ema_p`` becomes FreeMatch's ``ema_p`` (USB's 0.999 when absent); the LeNet run's
+    ``freematch_ema`` is refused for an arm that has no such EMA, before any data is read."""
+    import sslkit.algorithms
+
+    seen = []
+
+    class Spy(sslkit.algorithms.FreeMatch):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            seen.append(self.ema_p)
+
+    monkeypatch.setattr(sslkit.algorithms, "FreeMatch", Spy)
+    X, y = _blobs(n=60)
+    tiny = {**TINY, "epochs": 1, "iterations_per_epoch": 1}
+    B.train_ssl(X, y, [0, 1, 2], X, y, algorithm="FreeMatch", protocol={**tiny, "freematch_ema_p": 0.99}, device="cpu")
+    B.train_ssl(X, y, [0, 1, 2], X, y, algorithm="FreeMatch", protocol=tiny, device="cpu")
+    assert seen == [0.99, 0.999]
+    with pytest.raises(ValueError, match="freematch_ema sets FreeMatch's EMA momentum; algorithm 'FlexMatch'"):
+        B.table1_lenet_run("Stratified", "FlexMatch", 10, 0, freematch_ema=0.99)
+
+
 @pytest.mark.slow  # trains
 def test_supervised_arm_reads_the_labeled_rows_only():
     """The supervised arm (ARMS[0]) trains on the labeled rows alone: reordering the other rows of X_train (the
@@ -195,7 +217,19 @@ def test_lenet_stand_in_spec_and_its_controls():
     assert {(c["selector"], c["algorithm"], c["m"]) for c in narrow} == {
         (s, a, 40) for s in ("Random", "RDSS") for a in B.ARMS
     }
-    assert E.TABLE1_LENET.scales["cpu"].configs() == grid
+    assert E.TABLE1_LENET.scales["cpu"].configs(readings=False) == grid
+    # the reading "freematch_ema": FreeMatch with its EMA scaled to the schedule, in the arms its controls read only
+    ema = E.TABLE1_LENET.scales["cpu"].configs(main=False)
+    assert {c["algorithm"] for c in ema} == {"FreeMatch"} and {c["freematch_ema"] for c in ema} == {0.99}
+    assert {(c["selector"], c["m"]) for c in ema} == {("Stratified", 10), ("RDSS", 40)}
+    assert all(E.TABLE1_LENET.scales["cpu"].reading_of(c).name == "freematch_ema" for c in ema)
+    for c in BC.LENET_EMA_CONTROLS:
+        for values in (c["higher"], c["lower"]):
+            if values["algorithm"] == "FreeMatch":
+                assert values in ema
+            else:  # FlexMatch and the supervised arm: the main grid's records, which have no such key
+                assert values["freematch_ema"] is None
+                assert {k: v for k, v in values.items() if k != "freematch_ema"} in grid
     controls = {c["id"]: c for c in BC.LENET_CONTROLS}
     assert len(controls) == len(BC.LENET_CONTROLS) >= 2
     for c in BC.LENET_CONTROLS:
@@ -236,13 +270,14 @@ def test_lenet_stand_in_ssl_controls_hold_on_its_records():
 
     records = load_results(LENET_RECORDS)
     for c in BC.LENET_CONTROLS:
-        hi, lo = _lenet_arm(records, c["higher"]), _lenet_arm(records, c["lower"])
+        main = {"freematch_ema": None}  # the main reading's records (the reading freematch_ema: its own test)
+        hi, lo = _lenet_arm(records, {**c["higher"], **main}), _lenet_arm(records, {**c["lower"], **main})
         assert not hi or not lo or set(hi) == set(lo), c["id"]
     ssl, sup = {}, {}
     for selector in ("Random", "RDSS"):
         base = _lenet_arm(records, {"algorithm": "Supervised", "selector": selector, "m": 40})
         for algorithm in B.TABLE1_ALGORITHMS:
-            arm = _lenet_arm(records, {"algorithm": algorithm, "selector": selector, "m": 40})
+            arm = _lenet_arm(records, {"algorithm": algorithm, "selector": selector, "m": 40, "freematch_ema": None})
             assert set(arm) == set(base)
             assert all(arm[s] - base[s] > 5.0 for s in arm), (algorithm, selector, arm, base)
             ssl.update({(algorithm, selector, s): v for s, v in arm.items()})
@@ -263,7 +298,7 @@ def test_lenet_stand_in_reverses_freematchs_control_and_cannot_decide():
     from sslkit.experiments import catalog
     from sslkit.experiments.report import controls as K
 
-    page = catalog.controls_table("b_table1_lenet", "cpu")
+    page = catalog.controls_table("b_table1_lenet", "cpu", stand_in="")
     rows = page.rows.set_index("control")
     assert rows.loc["B-lenet-ctl-freematch", "outcome"] == K.REVERSED
     assert (rows.drop("B-lenet-ctl-freematch")["outcome"] == K.SHOWN).all()

@@ -195,11 +195,30 @@ LENET_CONTROLS = tuple(
 )
 
 
+#: the label of the LeNet stand-in's second reading of FreeMatch (the reading ``freematch_ema`` of its grid)
+LENET_EMA_STAND_IN = "freematch_ema"
+
+
+def _with_ema(values: dict) -> dict:
+    ema = L.LENET_FREEMATCH_EMA if values["algorithm"] == "FreeMatch" else None
+    return {**values, "freematch_ema": ema}
+
+
+#: The reading's controls: the same four orderings, its FreeMatch arms those with FreeMatch's EMA at
+#: :data:`~.ssl.LENET_FREEMATCH_EMA` (FlexMatch and the supervised arm have no such EMA: their records are shared)
+LENET_EMA_CONTROLS = tuple(
+    {**c, "id": f"{c['id']}-ema", "higher": _with_ema(c["higher"]), "lower": _with_ema(c["lower"])}
+    for c in LENET_CONTROLS
+)
+
+
 #: the controls of paper B's stand-ins, by ``"<experiment>/<scale>"`` (:func:`~..report.controls.key`)
 CONTROLS: dict = {
     key(TABLE1, "cpu"): _B_TABLE1,
     # the end-to-end LeNet stand-in (MNIST): its controls are the data LENET_CONTROLS above
-    key(TABLE1_LENET, "cpu"): tuple(Control(**c) for c in LENET_CONTROLS),
+    # and its reading "freematch_ema" (FreeMatch's EMA scaled to the schedule), a labelled stand-in of its own
+    key(TABLE1_LENET, "cpu"): tuple(Control(**c, scope={"freematch_ema": None}) for c in LENET_CONTROLS)
+    + tuple(Control(**c, stand_in=LENET_EMA_STAND_IN) for c in LENET_EMA_CONTROLS),
     key(TABLE2, "cpu"): tuple(
         Control(
             f"B2-ctl-{m.lower()}",

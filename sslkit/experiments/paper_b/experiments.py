@@ -23,6 +23,14 @@ from . import runs as R
 from . import selection as S
 from . import ssal as SA
 from . import ssl as L
+from .grids import (
+    table1_full_pool_configs,
+    table1_lenet_configs,
+    table1_lenet_ema_configs,
+    table1_narrow,
+    table1_paper_configs,
+    table1_quick_configs,
+)
 
 # --- Figures 2-3: the selection experiments on synthetic data -----------------------------------------------
 
@@ -77,29 +85,6 @@ FIGURE3 = Experiment(
 
 # --- Table 1: selection then FlexMatch / FreeMatch --------------------------------------------------------
 
-TABLE1_QUICK_BUDGETS = (40, 100)
-
-
-def table1_quick_configs(datasets=("mnist", "cifar10"), cifar_extractor="pixels_pca") -> list[dict]:
-    extractor = {"mnist": "pixels_pca", "cifar10": cifar_extractor}
-    return [
-        {"dataset": d, "extractor": extractor[d], "selector": s, "algorithm": a, "m": m}
-        for d in datasets
-        for m in TABLE1_QUICK_BUDGETS
-        for s in L.TABLE1_SELECTORS
-        for a in L.TABLE1_ALGORITHMS
-    ]
-
-
-def table1_paper_configs(datasets=tuple(L.TABLE1_BUDGETS), extractor="clip_vit_b32") -> list[dict]:
-    return [
-        {"dataset": label, "extractor": extractor, "selector": s, "algorithm": a, "m": m}
-        for label in datasets
-        for m in L.TABLE1_BUDGETS[label]
-        for s in L.TABLE1_SELECTORS
-        for a in L.TABLE1_ALGORITHMS
-    ]
-
 
 def _head_data(config) -> str:
     if config["dataset"] != "cifar10":
@@ -120,28 +105,6 @@ FULL_POOL_COST = (
     "EfficientNet-Lite0 features of the 60 000 JPEG images, extracted once per machine and memoised "
     "(about 45-50 min on two CPU cores, measured)"
 )
-
-
-def table1_full_pool_configs(selectors=None, budgets=None) -> list[dict]:
-    grid = [
-        {"dataset": "cifar10", "pool": "full", "extractor": "efficientnet_lite0", "selector": s, "algorithm": a, "m": m}
-        for m in L.TABLE1_BUDGETS["CIFAR-10"]
-        for s in L.TABLE1_SELECTORS
-        for a in L.TABLE1_ALGORITHMS
-    ]
-    return table1_narrow(grid, selectors, budgets)
-
-
-def table1_narrow(grid, selectors=None, budgets=None) -> list[dict]:
-    """Table 1's configs of ``selectors`` at ``budgets`` only (None: all), the options of
-    ``sslkit run b_table1 --scale cpu -o selectors=k-Means -o budgets=4000``; an unknown selector is an error."""
-    if selectors is not None:
-        unknown = sorted(set(selectors) - set(L.TABLE1_SELECTORS))
-        if unknown:
-            raise ValueError(f"b_table1 has no selector {unknown}; its selectors: {', '.join(L.TABLE1_SELECTORS)}")
-    return [
-        c for c in grid if (selectors is None or c["selector"] in selectors) and (budgets is None or c["m"] in budgets)
-    ]
 
 
 _HEAD_EXTRA = {
@@ -196,15 +159,6 @@ LENET_NOTE = (
 )
 
 
-def table1_lenet_configs(selectors=None, budgets=None) -> list[dict]:
-    """The LeNet stand-in's grid: every Table 1 selector x :data:`~.ssl.ARMS` x :data:`~.ssl.LENET_BUDGETS`
-    (``selectors`` / ``budgets``: narrow it, as ``-o selectors=Random,RDSS -o budgets=40``)."""
-    grid = [
-        {"selector": s, "algorithm": a, "m": m} for m in L.LENET_BUDGETS for s in L.TABLE1_SELECTORS for a in L.ARMS
-    ]
-    return table1_narrow(grid, selectors, budgets)
-
-
 TABLE1_LENET = Experiment(
     name="b_table1_lenet",
     paper="B",
@@ -220,6 +174,9 @@ TABLE1_LENET = Experiment(
             extra={"note": "CPU stand-in, MNIST LeNet end to end", "protocol": L.LENET_PROTOCOL},
             threads=1,
             note=LENET_NOTE,
+            readings=(
+                Reading("freematch_ema", table1_lenet_ema_configs, note=f"FreeMatch's EMA {L.LENET_FREEMATCH_EMA}"),
+            ),
         )
     },
     version=L.PROTOCOL_VERSION,

@@ -26,7 +26,7 @@ from sslkit.experiments.paper_numbers import load as load_paper_numbers
 from sslkit.experiments.paper_numbers import mean_std
 from sslkit.select.registry import SELECTORS, make_selector
 
-from .ssl_protocols import HEAD_PROTOCOL, LENET_PROTOCOL, PROTOCOLS, USB_PROTOCOL
+from .ssl_protocols import HEAD_PROTOCOL, LENET_FREEMATCH_EMA, LENET_PROTOCOL, OPTIONAL_KEYS, PROTOCOLS, USB_PROTOCOL
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -43,6 +43,7 @@ __all__ = [
     "LENET_PROTOCOL",
     "LENET_DATA",
     "LENET_BUDGETS",
+    "LENET_FREEMATCH_EMA",
     "OFFICIAL_BANDWIDTH",
     "make_selector",
     "select_indices",
@@ -142,9 +143,10 @@ def _check_protocol(protocol) -> dict:
         return dict(PROTOCOLS[protocol])
     if not isinstance(protocol, dict):
         raise TypeError(f"protocol must be a name in {tuple(PROTOCOLS)} or a dict, got {type(protocol).__name__}")
-    unknown = set(protocol) - set(USB_PROTOCOL)
+    unknown = set(protocol) - set(USB_PROTOCOL) - set(OPTIONAL_KEYS)
     if unknown:
-        raise ValueError(f"protocol has unknown keys {sorted(unknown)}; valid keys: {sorted(USB_PROTOCOL)}")
+        valid = sorted([*USB_PROTOCOL, *OPTIONAL_KEYS])
+        raise ValueError(f"protocol has unknown keys {sorted(unknown)}; valid keys: {valid}")
     return {**USB_PROTOCOL, **protocol}
 
 
@@ -238,7 +240,7 @@ def train_ssl(
     else:
         factory = functools.partial(wrn28_2, num_classes)
     if algorithm == "FreeMatch":
-        algo = FreeMatch(augment=augment, **norm)
+        algo = FreeMatch(augment=augment, ema_p=p.get("freematch_ema_p", OPTIONAL_KEYS["freematch_ema_p"]), **norm)
     elif algorithm == "FlexMatch":
         algo = FlexMatch(num_unlabeled=Xt.shape[0], augment=augment, **norm)
     else:
@@ -479,10 +481,17 @@ def table1_run(
     return out
 
 
-def table1_lenet_run(selector: str, algorithm: str, m: int, seed: int, *, device="cpu") -> dict:
+def table1_lenet_run(selector: str, algorithm: str, m: int, seed: int, *, freematch_ema=None, device="cpu") -> dict:
     """One cell of Table 1's LeNet stand-in: ``selector`` picks ``m`` of :data:`LENET_DATA`'s pool on its
     principal-component features, then ``algorithm`` (:data:`ARMS`: FlexMatch, FreeMatch or the supervised arm)
     trains MNIST's LeNet end to end on the images under :data:`LENET_PROTOCOL` (:func:`table1_run`); the three
-    arms of one (selector, m, seed) share the labeled set and the initial weights."""
+    arms of one (selector, m, seed) share the labeled set and the initial weights. ``freematch_ema`` (FreeMatch
+    only; None: USB's 0.999): the EMA momentum of FreeMatch's threshold statistics, the reading
+    :data:`LENET_FREEMATCH_EMA` runs."""
+    protocol = "lenet"
+    if freematch_ema is not None:
+        if algorithm != "FreeMatch":
+            raise ValueError(f"freematch_ema sets FreeMatch's EMA momentum; algorithm {algorithm!r} has none")
+        protocol = {**LENET_PROTOCOL, "freematch_ema_p": freematch_ema}
     kw = {k: v for k, v in LENET_DATA.items() if k != "dataset"}
-    return table1_run(LENET_DATA["dataset"], selector, algorithm, m, seed, protocol="lenet", device=device, **kw)
+    return table1_run(LENET_DATA["dataset"], selector, algorithm, m, seed, protocol=protocol, device=device, **kw)

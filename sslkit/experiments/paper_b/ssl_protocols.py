@@ -3,7 +3,7 @@ paper's (``"usb"``) and the two CPU stand-ins (``"head"``, ``"lenet"``). Pure da
 
 from __future__ import annotations
 
-__all__ = ["PROTOCOLS", "USB_PROTOCOL", "HEAD_PROTOCOL", "LENET_PROTOCOL"]
+__all__ = ["PROTOCOLS", "USB_PROTOCOL", "HEAD_PROTOCOL", "LENET_PROTOCOL", "OPTIONAL_KEYS", "LENET_FREEMATCH_EMA"]
 
 #: The paper's training (§7.1 + USB's classic-CV configs).
 USB_PROTOCOL = {
@@ -55,3 +55,12 @@ LENET_PROTOCOL = {
     "ema_decay": 0.99,
 }
 PROTOCOLS = {"usb": USB_PROTOCOL, "head": HEAD_PROTOCOL, "lenet": LENET_PROTOCOL}
+#: keys a protocol dict may add, with the value a protocol without them runs: ``freematch_ema_p``, FreeMatch's EMA
+#: momentum of its threshold statistics (USB's 0.999, :class:`sslkit.algorithms.FreeMatch`'s ``ema_p``)
+OPTIONAL_KEYS = {"freematch_ema_p": 0.999}
+#: The LeNet stand-in's second reading of FreeMatch (``b_table1_lenet``'s reading ``freematch_ema``): its EMA momentum
+#: scaled to the 300-step schedule as the model's EMA already is (0.999 -> 0.99). With 0.999, tau_t after T steps is
+#: 0.999^T / C + (1 - 0.999^T) x (mean confidence): at T = 300 it has moved 26 % of the way from 1/C, so the
+#: self-adaptive threshold never leaves its first phase (in the paper's 2^20 steps it settles within 0.3 % of them).
+#: Fixed before any run of it, after the main reading had reversed FreeMatch's control.
+LENET_FREEMATCH_EMA = 0.99
