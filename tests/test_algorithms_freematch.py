@@ -55,6 +55,23 @@ def test_freematch_ema_updates_before_masking_equal_hand_computation(use_quantil
     assert float(out.logs["mask_rate"]) == pytest.approx(mask_after.mean())
 
 
+@pytest.mark.parametrize("ema_p", [0.999, 0.99])
+def test_freematch_threshold_after_t_steps_equals_the_closed_form(ema_p):
+    """With every batch at one confidence c, tau_T = m^T / C + (1 - m^T) c: after the LeNet stand-in's 300 steps
+    USB's m = 0.999 has moved tau only 26 % of the way from 1/C to c, m = 0.99 95 % (paper B's Table 1 page, the
+    reading freematch_ema, rests on this)."""
+    k, c, steps = 10, 0.9, 300
+    a = free(k, ema_p=ema_p)
+    probs = torch.full((4, k), (1 - c) / (k - 1))
+    probs[:, 0] = c
+    for _ in range(steps):
+        a.update(probs)
+    closed = ema_p**steps / k + (1 - ema_p**steps) * c
+    assert float(a.time_p_) == pytest.approx(closed, abs=1e-5)
+    moved = (float(a.time_p_) - 1 / k) / (c - 1 / k)
+    assert moved == pytest.approx({0.999: 0.259, 0.99: 0.951}[ema_p], abs=1e-3)
+
+
 def test_freematch_clip_thresh():
     a = free(2, ema_p=0.0, clip_thresh=True)
     a.update(torch.tensor([[0.99, 0.01], [0.02, 0.98]]))

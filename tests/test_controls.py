@@ -73,6 +73,18 @@ def test_the_one_rule_decides_a_control_on_synthetic_records():
     assert other["outcome"] == K.NOT_RUN
 
 
+def test_a_control_with_seeds_reads_those_seeds_only():
+    """A confirmatory control (its seeds declared after a pilot) is decided on its own seeds: the pilot's records
+    (here seeds 0-5, SSL far below) do not enter, and with none of its seeds run it is not run."""
+    pilot = _records(shift=-5.0, n=6)
+    fresh = [{**r, "seed": r["seed"] + 6} for r in _records(shift=5.0, n=6, seed=1)]
+    assert K.evaluate(_control(), pilot + fresh)["seeds"] == "12 / 12"
+    confirm = K.evaluate(_control(seeds=tuple(range(6, 12))), pilot + fresh)
+    assert confirm["outcome"] == K.SHOWN and confirm["seeds"] == "6 / 6"
+    assert K.evaluate(_control(seeds=tuple(range(6))), pilot + fresh)["outcome"] == K.REVERSED
+    assert K.evaluate(_control(seeds=(40, 41)), pilot + fresh)["outcome"] == K.NOT_RUN
+
+
 def test_two_records_of_one_seed_in_an_arm_are_an_error():
     records = _records(5.0, protocol="cpu") + _records(5.0, protocol="cpu_long")
     with pytest.raises(ValueError, match="narrow the control's scope"):
@@ -312,7 +324,8 @@ def _outcome(control: K.Control, experiment, scale: str) -> str:
     src, src_scale = control.reads or (experiment, scale)
     arms = [
         {r["seed"]: r["metrics"][control.metric] for r in catalog.records(src.name, src_scale)
-         if all(r["config"].get(k) == v for k, v in {**control.scope, **arm}.items())}
+         if all(r["config"].get(k) == v for k, v in {**control.scope, **arm}.items())
+         and (not control.seeds or r["seed"] in control.seeds)}
         for arm in (control.higher, control.lower)
     ]  # fmt: skip
     if not all(arms):

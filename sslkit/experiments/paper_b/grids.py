@@ -61,11 +61,17 @@ def table1_narrow(grid, selectors=None, budgets=None) -> list[dict]:
     ]
 
 
-def table1_lenet_configs(selectors=None, budgets=None) -> list[dict]:
+def table1_lenet_configs(selectors=None, budgets=None, algorithms=None) -> list[dict]:
     """The LeNet stand-in's grid: every Table 1 selector x :data:`~.ssl.ARMS` x :data:`~.ssl.LENET_BUDGETS`
-    (``selectors`` / ``budgets``: narrow it, as ``-o selectors=Random,RDSS -o budgets=40``)."""
+    (``selectors`` / ``budgets`` / ``algorithms``: narrow it, as ``-o selectors=Random,RDSS -o budgets=40``)."""
+    if algorithms is not None and set(algorithms) - set(L.ARMS):
+        raise ValueError(f"b_table1_lenet has no arm {sorted(set(algorithms) - set(L.ARMS))}; its arms: {L.ARMS}")
     grid = [
-        {"selector": s, "algorithm": a, "m": m} for m in L.LENET_BUDGETS for s in L.TABLE1_SELECTORS for a in L.ARMS
+        {"selector": s, "algorithm": a, "m": m}
+        for m in L.LENET_BUDGETS
+        for s in L.TABLE1_SELECTORS
+        for a in L.ARMS
+        if algorithms is None or a in algorithms
     ]
     return table1_narrow(grid, selectors, budgets)
 

@@ -77,7 +77,9 @@ class Control:
     values, ``None`` again for an absent key), as
     the paper shows at ``where`` with ``paper`` = (its number for ``higher``, its number for ``lower``). ``text``
     says the ordering in words; ``stand_in``: the label of the stand-in within its scale ("" for the whole scale);
-    ``reads``: ``(experiment, scale)`` whose records it reads when not its own stand-in's (an experiment object)."""
+    ``reads``: ``(experiment, scale)`` whose records it reads when not its own stand-in's (an experiment object);
+    ``seeds``: the only seeds whose records it reads (empty: every seed), e.g. the fresh seeds of a confirmatory
+    run declared after a pilot."""
 
     id: str
     text: str
@@ -89,6 +91,7 @@ class Control:
     stand_in: str = ""
     metric: str = "test_acc"
     reads: tuple = ()
+    seeds: tuple = ()
 
     def __post_init__(self):
         if len(self.paper) != 2 or not self.paper[0] > self.paper[1]:
@@ -97,12 +100,15 @@ class Control:
             raise ValueError(f"control {self.id}: higher and lower must be two different, non-empty arms")
 
 
-def arm(records, scope: Mapping, values: Mapping, metric: str) -> dict:
+def arm(records, scope: Mapping, values: Mapping, metric: str, seeds=()) -> dict:
     """``{seed: metric}`` of the records whose config has every ``scope`` and ``values`` value (a ``None`` value:
-    the key is absent); ``ValueError`` when two records of one seed match (two configurations in one arm)."""
+    the key is absent), of ``seeds`` only when it is not empty; ``ValueError`` when two records of one seed match
+    (two configurations in one arm)."""
     want = {**scope, **values}
     out: dict = {}
     for r in records:
+        if seeds and r["seed"] not in seeds:
+            continue
         if all(r["config"].get(k) == v for k, v in want.items()):
             if r["seed"] in out:
                 raise ValueError(f"two records of seed {r['seed']} match the arm {want}: narrow the control's scope")
@@ -113,8 +119,8 @@ def arm(records, scope: Mapping, values: Mapping, metric: str) -> dict:
 def evaluate(control: Control, records) -> dict:
     """One row of the controls table: the control, the paper's two numbers and ours (the arms' means), the
     difference with its 95 % CI and p (the one rule), and the ``outcome`` (:data:`OUTCOMES`)."""
-    hi = arm(records, control.scope, control.higher, control.metric)
-    lo = arm(records, control.scope, control.lower, control.metric)
+    hi = arm(records, control.scope, control.higher, control.metric, control.seeds)
+    lo = arm(records, control.scope, control.lower, control.metric, control.seeds)
     row = {
         "stand-in": control.stand_in,
         "control": control.id,
