@@ -221,7 +221,8 @@ def test_lenet_stand_in_spec_and_its_controls():
     # the reading "freematch_ema": FreeMatch with its EMA scaled to the schedule, in the arms its controls read only
     ema = E.TABLE1_LENET.scales["cpu"].configs(main=False)
     assert {c["algorithm"] for c in ema} == {"FreeMatch"} and {c["freematch_ema"] for c in ema} == {0.99}
-    assert {(c["selector"], c["m"]) for c in ema} == {("Stratified", 10), ("RDSS", 40)}
+    assert {(c["selector"], c["m"]) for c in ema} == {(s, m) for s in B.TABLE1_SELECTORS for m in B.LENET_BUDGETS}
+    assert len(ema) == len(B.TABLE1_SELECTORS) * len(B.LENET_BUDGETS)
     assert all(E.TABLE1_LENET.scales["cpu"].reading_of(c).name == "freematch_ema" for c in ema)
     for c in BC.LENET_EMA_CONTROLS:
         for values in (c["higher"], c["lower"]):

@@ -76,12 +76,14 @@ def table1_lenet_configs(selectors=None, budgets=None, algorithms=None) -> list[
     return table1_narrow(grid, selectors, budgets)
 
 
-def table1_lenet_ema_configs(budgets=None) -> list[dict]:
-    """The reading ``freematch_ema``: FreeMatch's EMA at :data:`~.ssl.LENET_FREEMATCH_EMA` in the arms its controls
-    read (Stratified labels at m = 10, RDSS at m = 40); FlexMatch and the supervised arm have no such EMA."""
+def table1_lenet_ema_configs(selectors=None, budgets=None) -> list[dict]:
+    """The reading ``freematch_ema``: FreeMatch with its EMA at :data:`~.ssl.LENET_FREEMATCH_EMA` for every Table 1
+    selector and budget of the LeNet grid (its controls read Stratified labels at m = 10 and RDSS at m = 40);
+    FlexMatch and the supervised arm keep no such EMA, so the main grid's records are theirs."""
     ema = L.LENET_FREEMATCH_EMA
     grid = [
         {"selector": s, "algorithm": "FreeMatch", "m": m, "freematch_ema": ema}
-        for s, m in (("Stratified", 10), ("RDSS", 40))
+        for m in L.LENET_BUDGETS
+        for s in L.TABLE1_SELECTORS
     ]
-    return table1_narrow(grid, None, budgets)
+    return table1_narrow(grid, selectors, budgets)
