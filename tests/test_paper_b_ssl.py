@@ -272,7 +272,10 @@ def test_lenet_stand_in_ssl_controls_hold_on_its_records():
     records = load_results(LENET_RECORDS)
     for c in BC.LENET_CONTROLS:
         main = {"freematch_ema": None}  # the main reading's records (the reading freematch_ema: its own test)
-        hi, lo = _lenet_arm(records, {**c["higher"], **main}), _lenet_arm(records, {**c["lower"], **main})
+        hi, lo = (
+            {s: v for s, v in _lenet_arm(records, {**arm, **main}).items() if s in BC.LENET_SEEDS}
+            for arm in (c["higher"], c["lower"])
+        )
         assert not hi or not lo or set(hi) == set(lo), c["id"]
     ssl, sup = {}, {}
     for selector in ("Random", "RDSS"):
@@ -314,6 +317,22 @@ def test_the_freematch_ema_readings_confirmatory_seeds_are_fresh_and_sized_by_th
     (confirm,) = [c for c in BC.LENET_EMA_CONTROLS if c["id"] == "B-lenet-ctl-freematch-ema"]
     assert confirm["seeds"] == BC.LENET_CONFIRM_SEEDS
     assert all(c["seeds"] == BC.LENET_SEEDS for c in BC.LENET_EMA_CONTROLS if c is not confirm)
+
+
+@pytest.mark.skipif(not LENET_RECORDS.is_file(), reason="no committed records of the LeNet stand-in")
+def test_the_freematch_ema_reading_passes_its_controls_on_its_declared_seeds():
+    """With FreeMatch's EMA scaled to the schedule, the LeNet stand-in shows all four controls; FreeMatch's is
+    decided on the 38 fresh seeds alone (paired), well clear of zero, and the same arms over the pilot's 14 seeds
+    and the fresh ones together would have given another number (the control does not read the pilot)."""
+    from sslkit.experiments import catalog
+    from sslkit.experiments.report import controls as K
+
+    page = catalog.controls_table("b_table1_lenet", "cpu", "freematch_ema")
+    rows = page.rows.set_index("control")
+    assert (rows["outcome"] == K.SHOWN).all() and page.states["state"].item() == K.PASSES
+    confirm = rows.loc["B-lenet-ctl-freematch-ema"]
+    assert confirm["seeds"] == "38 / 38" and confirm["difference"].startswith("+5.75 (95 % CI +2.72")
+    assert rows.drop("B-lenet-ctl-freematch-ema")["seeds"].eq("14 / 14").all()
 
 
 @pytest.mark.skipif(not LENET_RECORDS.is_file(), reason="no committed records of the LeNet stand-in")
