@@ -317,6 +317,16 @@ def test_the_freematch_ema_readings_confirmatory_seeds_are_fresh_and_sized_by_th
     (confirm,) = [c for c in BC.LENET_EMA_CONTROLS if c["id"] == "B-lenet-ctl-freematch-ema"]
     assert confirm["seeds"] == BC.LENET_CONFIRM_SEEDS
     assert all(c["seeds"] == BC.LENET_SEEDS for c in BC.LENET_EMA_CONTROLS if c is not confirm)
+    # the scale owns those seeds for the control's two arms only (Scale.extra_seeds), not for the whole grid
+    from sslkit.experiments.paper_b import experiments as E
+    from sslkit.experiments.runs.store import run_key
+
+    keys, arm = E.TABLE1_LENET.keys("cpu"), {"selector": "Stratified", "m": 10}
+    assert run_key({**arm, "algorithm": "FlexMatch"}, 51, "cpu") in keys
+    assert run_key({**arm, "algorithm": "FreeMatch", "freematch_ema": 0.99}, 14, "cpu") in keys
+    assert run_key({**arm, "algorithm": "FreeMatch"}, 14, "cpu") not in keys
+    assert run_key({**arm, "algorithm": "Supervised"}, 14, "cpu") not in keys
+    assert run_key({**arm, "algorithm": "FlexMatch"}, 52, "cpu") not in keys
 
 
 @pytest.mark.skipif(not LENET_RECORDS.is_file(), reason="no committed records of the LeNet stand-in")
@@ -413,3 +423,30 @@ def test_source_label_drops_directories():
     )
     assert B._source_label("C:\\data\\mnist (idx files)") == "mnist (idx files)"
     assert B._source_label("downloaded") == "downloaded"
+
+
+def test_lenet_records_read_as_table1_keep_the_readings_arms_only():
+    """The LeNet stand-in's records as Table 1's claims read them: FlexMatch and the reading's FreeMatch (or the
+    main reading's, with ``ema=None``), never the supervised arm nor the other reading's FreeMatch; RDSS far above
+    Random in them is what the claim's test then finds."""
+    from sslkit.experiments.paper_b import claims as BCL
+
+    records = []
+    for seed in range(4):
+        for sel, acc in (("RDSS", 95.0), ("Random", 90.0)):
+            for algorithm, ema in (("Supervised", None), ("FlexMatch", None), ("FreeMatch", None), ("FreeMatch", 0.99)):
+                config = {"selector": sel, "algorithm": algorithm, "m": 40}
+                if ema is not None:
+                    config["freematch_ema"] = ema
+                bump = 1.0 if ema is not None else 0.0  # tells the two FreeMatch readings apart
+                metrics = {"test_acc": acc + bump + 0.1 * seed * (sel == "RDSS")}
+                records.append({"config": config, "seed": seed, "metrics": metrics})
+    ours = BCL.lenet_as_table1(records)
+    assert len(ours) == 16 and {r["config"]["dataset"] for r in ours} == {BCL.LENET_DATASET}
+    assert all("freematch_ema" not in r["config"] for r in ours)
+    free = [r["metrics"]["test_acc"] for r in ours if r["config"]["algorithm"] == "FreeMatch"]
+    assert min(free) >= 91.0  # the reading's runs (bumped), not the main reading's
+    main = BCL.lenet_as_table1(records, ema=None)
+    assert max(r["metrics"]["test_acc"] for r in main if r["config"]["algorithm"] == "FreeMatch") < 96.0
+    verdict, evidence = BCL.b_rdss_improves_ssl(ours)
+    assert verdict == "holds" and "mnist (LeNet)" in evidence

@@ -31,7 +31,7 @@ from .claims_selection import (  # noqa: F401 -- the pages import these from her
 )
 from .experiments import TABLE1, TABLE4_HEAD
 from .selection import table4_in_interval
-from .ssl import TABLE1_DATASETS
+from .ssl import LENET_FREEMATCH_EMA, TABLE1_DATASETS
 
 #: the paper bolds and underlines Table 1's best "excluding stratified sampling" (it needs the labels)
 NOT_COMPETING = "Stratified"
@@ -57,6 +57,23 @@ def _named_pools(records) -> list:
         if pool not in POOL_NAMES:
             raise ValueError(f"unknown pool {pool!r} in a record; known: {sorted(p for p in POOL_NAMES if p)}")
         out.append({**r, "config": {**r["config"], "pool": POOL_NAMES[pool]}})
+    return out
+
+
+#: the LeNet stand-in's dataset as Table 1's claims name it (:func:`lenet_as_table1`)
+LENET_DATASET = "mnist (LeNet)"
+
+
+def lenet_as_table1(records, ema=LENET_FREEMATCH_EMA) -> list:
+    """The LeNet stand-in's records (``b_table1_lenet``) as Table 1's claims read them: FlexMatch's runs and
+    FreeMatch's with its EMA momentum at ``ema`` (the reading ``freematch_ema``; None: the main reading's), the
+    supervised arm left out, the dataset :data:`LENET_DATASET`."""
+    out = []
+    for r in records:
+        c = r["config"]
+        if c["algorithm"] == "FlexMatch" or (c["algorithm"] == "FreeMatch" and c.get("freematch_ema") == ema):
+            config = {k: v for k, v in c.items() if k != "freematch_ema"}
+            out.append({**r, "config": {**config, "dataset": LENET_DATASET}})
     return out
 
 

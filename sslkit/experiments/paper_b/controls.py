@@ -11,6 +11,7 @@ from dataclasses import replace
 from ..report.controls import Control, key, printed, shared
 from . import ssl as L
 from .experiments import PROXY, TABLE1, TABLE1_LENET, TABLE2, TABLE3, TABLE4_HEAD, TABLE5, TABLE6
+from .ssl_protocols import LENET_CONFIRM_SEEDS, LENET_SEEDS
 
 
 def _b1(algorithm, selector, m, **extra) -> dict:
@@ -199,13 +200,6 @@ LENET_CONTROLS = tuple(
 LENET_MAIN_STAND_IN = "main"
 #: the label of the LeNet stand-in's second reading of FreeMatch (the reading ``freematch_ema`` of its grid)
 LENET_EMA_STAND_IN = "freematch_ema"
-#: the seeds the LeNet stand-in's controls read: its first sweep's (the scale's seeds)
-LENET_SEEDS = tuple(range(14))
-#: FreeMatch's control of the reading ``freematch_ema`` is decided on fresh seeds only. On the first 14 (its pilot)
-#: it was +3.06 points (95 % CI -0.20 to +6.31, p = 0.063: not shown); a paired t-test at the pilot's effect and
-#: spread needs 38 seeds for 90 % power (``stats.seeds_for(pilot, pilot.diff, power=0.9)``), so 38 fresh seeds
-#: were declared here before any of them ran, and the control reads those alone (the pilot is shown beside it).
-LENET_CONFIRM_SEEDS = tuple(range(14, 52))
 
 
 def _with_ema(values: dict) -> dict:

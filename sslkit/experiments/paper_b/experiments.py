@@ -31,6 +31,7 @@ from .grids import (
     table1_paper_configs,
     table1_quick_configs,
 )
+from .ssl_protocols import LENET_CONFIRM_SEEDS, LENET_SEEDS
 
 # --- Figures 2-3: the selection experiments on synthetic data -----------------------------------------------
 
@@ -159,6 +160,10 @@ LENET_NOTE = (
 )
 
 
+#: the arms of the reading freematch_ema's FreeMatch control, which ran :data:`~.ssl_protocols.LENET_CONFIRM_SEEDS`
+LENET_CONFIRM_ARMS = tuple(
+    table1_lenet_configs(["Stratified"], [10], ["FlexMatch"]) + table1_lenet_ema_configs(["Stratified"], [10])
+)
 TABLE1_LENET = Experiment(
     name="b_table1_lenet",
     paper="B",
@@ -169,11 +174,13 @@ TABLE1_LENET = Experiment(
         "cpu": Scale(
             STAND_IN,
             table1_lenet_configs,
-            range(14),
+            LENET_SEEDS,
             "mnist",
             extra={"note": "CPU stand-in, MNIST LeNet end to end", "protocol": L.LENET_PROTOCOL},
             threads=1,
             note=LENET_NOTE,
+            # FreeMatch's control of the reading freematch_ema: FlexMatch and that FreeMatch on confirmatory seeds
+            extra_seeds=((LENET_CONFIRM_ARMS, LENET_CONFIRM_SEEDS),),
             readings=(
                 Reading("freematch_ema", table1_lenet_ema_configs, note=f"FreeMatch's EMA {L.LENET_FREEMATCH_EMA}"),
             ),

@@ -67,7 +67,9 @@ class Scale:
     the experiment's (a paper protocol on a GPU beside a CPU stand-in); ``controls``: a stand-in's positive
     controls, orderings from the paper's own tables it must show before it may decide a claim
     (:class:`~sslkit.experiments.report.controls.Control`; stand-ins declared before this field have theirs in
-    :data:`~sslkit.experiments.report.controls.CONTROLS`)."""
+    :data:`~sslkit.experiments.report.controls.CONTROLS`); ``extra_seeds``: ``((configs, seeds), ...)``,
+    configurations of the grid run on more seeds than ``seeds`` (a control's confirmatory seeds, declared with
+    it), whose records belong to the scale."""
 
     kind: str
     grid: Callable[..., list]
@@ -82,6 +84,7 @@ class Scale:
     note: str = ""
     run: Callable | None = None
     controls: tuple = ()
+    extra_seeds: tuple = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -227,4 +230,5 @@ class Experiment:
     def keys(self, scale: str) -> set:
         """The run keys of the whole grid of ``scale`` (every reading, every seed)."""
         s = self.scale(scale)
-        return {run_key(c, seed, scale) for c in s.configs() for seed in s.seeds}
+        extra = {run_key(c, seed, scale) for configs, seeds in s.extra_seeds for c in configs for seed in seeds}
+        return {run_key(c, seed, scale) for c in s.configs() for seed in s.seeds} | extra
