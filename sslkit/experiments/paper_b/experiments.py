@@ -160,6 +160,10 @@ LENET_NOTE = (
 )
 
 
+LENET_EMA_NOTE = (
+    f"FreeMatch's EMA momentum of its thresholds {L.LENET_FREEMATCH_EMA} (USB: 0.999), scaled to the 300-step "
+    "schedule as the model's EMA is"
+)
 #: the arms of the reading freematch_ema's FreeMatch control, which ran :data:`~.ssl_protocols.LENET_CONFIRM_SEEDS`
 LENET_CONFIRM_ARMS = tuple(
     table1_lenet_configs(["Stratified"], [10], ["FlexMatch"]) + table1_lenet_ema_configs(["Stratified"], [10])
@@ -181,9 +185,7 @@ TABLE1_LENET = Experiment(
             note=LENET_NOTE,
             # FreeMatch's control of the reading freematch_ema: FlexMatch and that FreeMatch on confirmatory seeds
             extra_seeds=((LENET_CONFIRM_ARMS, LENET_CONFIRM_SEEDS),),
-            readings=(
-                Reading("freematch_ema", table1_lenet_ema_configs, note=f"FreeMatch's EMA {L.LENET_FREEMATCH_EMA}"),
-            ),
+            readings=(Reading("freematch_ema", table1_lenet_ema_configs, note=LENET_EMA_NOTE),),
         )
     },
     version=L.PROTOCOL_VERSION,

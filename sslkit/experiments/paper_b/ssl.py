@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from sslkit._checks import check_count, check_seed
+from sslkit._checks import check_count, check_real, check_seed
 from sslkit.experiments.paper_numbers import load as load_paper_numbers
 from sslkit.experiments.paper_numbers import mean_std
 from sslkit.select.registry import SELECTORS, make_selector
@@ -240,7 +240,8 @@ def train_ssl(
     else:
         factory = functools.partial(wrn28_2, num_classes)
     if algorithm == "FreeMatch":
-        algo = FreeMatch(augment=augment, ema_p=p.get("freematch_ema_p", OPTIONAL_KEYS["freematch_ema_p"]), **norm)
+        ema = {"ema_p": p["freematch_ema_p"]} if "freematch_ema_p" in p else {}
+        algo = FreeMatch(augment=augment, **ema, **norm)
     elif algorithm == "FlexMatch":
         algo = FlexMatch(num_unlabeled=Xt.shape[0], augment=augment, **norm)
     else:
@@ -492,6 +493,8 @@ def table1_lenet_run(selector: str, algorithm: str, m: int, seed: int, *, freema
     if freematch_ema is not None:
         if algorithm != "FreeMatch":
             raise ValueError(f"freematch_ema sets FreeMatch's EMA momentum; algorithm {algorithm!r} has none")
+        # checked here, before the data are read and the labels selected (FreeMatch checks it again)
+        check_real(freematch_ema, "freematch_ema", low=0.0, high=1.0, high_open=True)
         protocol = {**LENET_PROTOCOL, "freematch_ema_p": freematch_ema}
     kw = {k: v for k, v in LENET_DATA.items() if k != "dataset"}
     return table1_run(LENET_DATA["dataset"], selector, algorithm, m, seed, protocol=protocol, device=device, **kw)

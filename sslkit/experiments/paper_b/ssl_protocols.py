@@ -64,9 +64,9 @@ LENET_PROTOCOL = {
     "ema_decay": 0.99,
 }
 PROTOCOLS = {"usb": USB_PROTOCOL, "head": HEAD_PROTOCOL, "lenet": LENET_PROTOCOL}
-#: keys a protocol dict may add, with the value a protocol without them runs: ``freematch_ema_p``, FreeMatch's EMA
-#: momentum of its threshold statistics (USB's 0.999, :class:`sslkit.algorithms.FreeMatch`'s ``ema_p``)
-OPTIONAL_KEYS = {"freematch_ema_p": 0.999}
+#: keys a protocol dict may add (absent: the algorithm's own default): ``freematch_ema_p``, FreeMatch's EMA momentum
+#: of its threshold statistics (:class:`sslkit.algorithms.FreeMatch`'s ``ema_p``; its default is USB's 0.999)
+OPTIONAL_KEYS = ("freematch_ema_p",)
 #: The LeNet stand-in's second reading of FreeMatch (``b_table1_lenet``'s reading ``freematch_ema``): its EMA momentum
 #: scaled to the 300-step schedule as the model's EMA already is (0.999 -> 0.99). With 0.999, tau_t after T steps is
 #: 0.999^T / C + (1 - 0.999^T) x (mean confidence): at T = 300 it has moved 26 % of the way from 1/C, so the
