@@ -208,14 +208,15 @@ def test_supervised_arm_reads_the_labeled_rows_only():
 def test_lenet_stand_in_spec_and_its_controls():
     """The LeNet stand-in: a valid protocol, the grid Table 1's selectors x the three arms x its budgets (narrowed
     by name), and positive controls whose arms are in that grid, with the paper's numbers read from its tables."""
-    from sslkit.experiments.paper_b import experiments as E
+    from sslkit.experiments.paper_b import experiments_lenet as E
+    from sslkit.experiments.paper_b.grids import table1_lenet_configs
 
-    p = B._check_protocol("lenet")
+    p = B.check_protocol("lenet")
     assert p["model"] == "lenet_mnist" and p["epochs"] * p["iterations_per_epoch"] == 300 and p["uratio"] == 3
     assert B.LENET_BUDGETS == (10, 40, 250) and B.LENET_DATA["n_pool"] == 10000
-    grid = E.table1_lenet_configs()
+    grid = table1_lenet_configs()
     assert len(grid) == len(B.TABLE1_SELECTORS) * 3 * 3 and len({tuple(sorted(c.items())) for c in grid}) == len(grid)
-    narrow = E.table1_lenet_configs(["Random", "RDSS"], [40])
+    narrow = table1_lenet_configs(["Random", "RDSS"], [40])
     assert {(c["selector"], c["algorithm"], c["m"]) for c in narrow} == {
         (s, a, 40) for s in ("Random", "RDSS") for a in B.ARMS
     }
@@ -320,7 +321,7 @@ def test_the_freematch_ema_readings_confirmatory_seeds_are_fresh_and_sized_by_th
     assert confirm["seeds"] == BC.LENET_CONFIRM_SEEDS
     assert all(c["seeds"] == BC.LENET_SEEDS for c in BC.LENET_EMA_CONTROLS if c is not confirm)
     # the scale owns those seeds for the control's two arms only (Scale.extra_seeds), not for the whole grid
-    from sslkit.experiments.paper_b import experiments as E
+    from sslkit.experiments.paper_b import experiments_lenet as E
     from sslkit.experiments.runs.store import run_key
 
     keys, arm = E.TABLE1_LENET.keys("cpu"), {"selector": "Stratified", "m": 10}

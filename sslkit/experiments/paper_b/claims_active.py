@@ -25,8 +25,9 @@ from ..report.ledger import (
 from ..report.stats import compare, judge
 from ..report.verdicts import median_effect, paper_gaps, with_effects
 from .active import AL_METHODS, WHOLE
+from .claims import lenet_as_table1
 from .experiments import TABLE2, TABLE3, TABLE6
-from .ssal import SSAL_METHODS
+from .ssal import SSAL_METHODS, TABLE6_BUDGET
 
 RDSS_SL = "SL+RDSS"
 
@@ -141,6 +142,18 @@ def _ssl_and_al(records, selector: str) -> list:
                     al = list(curves[top][m].values())
                     pairs.append((f"{algorithm}+{selector} vs {m} @ {top}", list(v[selector].values()), al))
     return pairs
+
+
+def lenet_as_table6(records) -> list:
+    """Table 6's SSL records on the LeNet stand-in: ``b_table1_lenet``'s runs with 40 labels chosen by RDSS or at
+    random, FlexMatch and FreeMatch on the reading that passes its controls (:func:`~.claims.lenet_as_table1`).
+    Its pool and test set are Table 2's CPU protocol's (MNIST's first 10 000 training images, all 10 000 test
+    images), so these runs sit beside Table 2's AL runs as Table 6's own CPU runs do."""
+    return [
+        r
+        for r in lenet_as_table1(records)
+        if r["config"]["m"] == TABLE6_BUDGET and r["config"]["selector"] in ("RDSS", "Random")
+    ]
 
 
 def b_table6_al_needs_more_labels(records):

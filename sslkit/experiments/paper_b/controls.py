@@ -10,7 +10,8 @@ from dataclasses import replace
 
 from ..report.controls import Control, key, printed, shared
 from . import ssl as L
-from .experiments import PROXY, TABLE1, TABLE1_LENET, TABLE2, TABLE3, TABLE4_HEAD, TABLE5, TABLE6
+from .experiments import PROXY, TABLE1, TABLE2, TABLE3, TABLE4_HEAD, TABLE5, TABLE6
+from .experiments_lenet import TABLE1_LENET, TABLE3_LENET, TABLE4_LENET
 from .ssl_protocols import LENET_CONFIRM_SEEDS, LENET_SEEDS
 
 
@@ -220,6 +221,11 @@ LENET_EMA_CONTROLS = tuple(
     for c in LENET_CONTROLS
 )
 
+#: Tables 3 and 4 on the LeNet stand-in train the learner of the reading ``freematch_ema`` (the same network, views,
+#: schedule, pool and FreeMatch): they share its four controls, read on ``b_table1_lenet``'s records; Table 4 keeps
+#: its three SSL controls and puts more labels above fewer on its own grid (at two alphas) in place of the fourth
+_LENET_LEARNER = shared(tuple(Control(**c) for c in LENET_EMA_CONTROLS), TABLE1_LENET, "cpu")
+
 
 #: the controls of paper B's stand-ins, by ``"<experiment>/<scale>"`` (:func:`~..report.controls.key`)
 CONTROLS: dict = {
@@ -231,6 +237,8 @@ CONTROLS: dict = {
         for c in LENET_CONTROLS
     )
     + tuple(Control(**c, stand_in=LENET_EMA_STAND_IN) for c in LENET_EMA_CONTROLS),
+    key(TABLE3_LENET, "cpu"): _LENET_LEARNER,
+    key(TABLE4_LENET, "cpu"): _LENET_LEARNER[:3] + _table4("test_acc", "accuracy", {}),
     key(TABLE2, "cpu"): tuple(
         Control(
             f"B2-ctl-{m.lower()}",

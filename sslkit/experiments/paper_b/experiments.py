@@ -23,15 +23,8 @@ from . import runs as R
 from . import selection as S
 from . import ssal as SA
 from . import ssl as L
-from .grids import (
-    table1_full_pool_configs,
-    table1_lenet_configs,
-    table1_lenet_ema_configs,
-    table1_narrow,
-    table1_paper_configs,
-    table1_quick_configs,
-)
-from .ssl_protocols import LENET_CONFIRM_SEEDS, LENET_SEEDS
+from .experiments_lenet import TABLE1_LENET, TABLE3_LENET, TABLE4_LENET
+from .grids import table1_full_pool_configs, table1_narrow, table1_paper_configs, table1_quick_configs
 
 # --- Figures 2-3: the selection experiments on synthetic data -----------------------------------------------
 
@@ -150,50 +143,6 @@ TABLE1 = Experiment(
     drift=({"alpha_mmd2"}, 1e-5, KERNEL_SUMS),
     pick_by=("algorithm",),
 )
-# --- Table 1 on a stand-in where SSL acts: MNIST's LeNet end to end, with a supervised arm ----------------------
-
-LENET_NOTE = (
-    "MNIST (pool: the first 10 000 training images, all unlabeled; test: all 10 000) and paper A's LeNet trained end "
-    "to end on the images and their weak / strong views for 300 SGD steps (32 labeled + 96 unlabeled images each), "
-    "beside a supervised arm (the same labels, network and steps, no unlabeled loss); the selectors pick on 50 "
-    "principal components of the pixels; not WRN-28-2 on CIFAR-10 for 2^20 steps"
-)
-
-
-LENET_EMA_NOTE = (
-    f"FreeMatch's EMA momentum of its thresholds {L.LENET_FREEMATCH_EMA} (USB: 0.999), scaled to the 300-step "
-    "schedule as the model's EMA is"
-)
-#: the arms of the reading freematch_ema's FreeMatch control, which ran :data:`~.ssl_protocols.LENET_CONFIRM_SEEDS`
-LENET_CONFIRM_ARMS = tuple(
-    table1_lenet_configs(["Stratified"], [10], ["FlexMatch"]) + table1_lenet_ema_configs(["Stratified"], [10])
-)
-TABLE1_LENET = Experiment(
-    name="b_table1_lenet",
-    paper="B",
-    notebook="b_table1",
-    title="Table 1 on a stand-in where SSL acts: FlexMatch / FreeMatch and a supervised arm on MNIST's LeNet",
-    run=L.table1_lenet_run,
-    scales={
-        "cpu": Scale(
-            STAND_IN,
-            table1_lenet_configs,
-            LENET_SEEDS,
-            "mnist",
-            extra={"note": "CPU stand-in, MNIST LeNet end to end", "protocol": L.LENET_PROTOCOL},
-            threads=1,
-            note=LENET_NOTE,
-            # FreeMatch's control of the reading freematch_ema: FlexMatch and that FreeMatch on confirmatory seeds
-            extra_seeds=((LENET_CONFIRM_ARMS, LENET_CONFIRM_SEEDS),),
-            readings=(Reading("freematch_ema", table1_lenet_ema_configs, note=LENET_EMA_NOTE),),
-        )
-    },
-    version=L.PROTOCOL_VERSION,
-    replay_note="a LeNet trained by SGD on randomly augmented views",
-    pick_by=("algorithm",),
-    by_seed=True,
-)
-
 # --- Table 4: the alpha of RDSS ---------------------------------------------------------------------------
 
 PROXY_BUDGETS = {"quick": (40, 100), "paper": (40, 100, 250)}
@@ -463,4 +412,5 @@ TABLE6 = Experiment(
     uses=("b_table2",),
 )
 
-EXPERIMENTS = (FIGURE2, FIGURE3, TABLE1, TABLE1_LENET, TABLE2, TABLE3, PROXY, TABLE4_HEAD, TABLE4_SSL, TABLE5, TABLE6)
+EXPERIMENTS = (FIGURE2, FIGURE3, TABLE1, TABLE1_LENET, TABLE2, TABLE3, PROXY, TABLE4_HEAD, TABLE4_SSL)
+EXPERIMENTS += (TABLE3_LENET, TABLE4_LENET, TABLE5, TABLE6)

@@ -1,6 +1,7 @@
 """One record of each paper-B experiment whose run needs more than one call (what the catalog runs and replays):
 Table 1's CPU stand-in on its data (:func:`table1_head_run`) and the paper's USB protocol (:func:`table1_paper_run`),
-Table 4's CPU stand-in on the same data (:func:`table4_head_run`),
+Table 4's CPU stand-in on the same data (:func:`table4_head_run`) and on Table 1's LeNet stand-in
+(:func:`table4_lenet_run`),
 and Table 5's two parts (:func:`table5_run`) with the CIFAR-10 features the defects part needs, built once per
 process (:func:`defect_features`)."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from .selection import table4_ssl_run
-from .ssl import TABLE1_DATASETS, USB_PROTOCOL, table1_run
+from .ssl import LENET_DATA, LENET_FREEMATCH_EMA, LENET_PROTOCOL, TABLE1_DATASETS, USB_PROTOCOL, table1_run
 from .timing import defects_run, random_init_features, table5_timing_run
 
 #: the data of each (dataset, pool) of the CPU stand-in (the head protocol): MNIST's first 4000 / 2000 images, the
@@ -47,6 +48,16 @@ def table4_head_run(alpha, m, seed, *, dataset, extractor, pca_dim, pool="subset
     :data:`HEAD_DATA` (``pool``: ``"subset"``, or ``"full"`` for CIFAR-10's 50 000 training images)."""
     kw = dict(_pool(dataset, pool), protocol="head", dataset=dataset, extractor=extractor, pca_dim=pca_dim)
     return table4_ssl_run(alpha, m, seed, device=device, **kw)
+
+
+def table4_lenet_run(alpha, m, seed, *, device="cpu") -> dict:
+    """One cell of Table 4 on Table 1's LeNet stand-in (``b_table1_lenet``, its reading that passes the controls):
+    GKHR picks ``m`` of :data:`~.ssl.LENET_DATA`'s pool with the row's ``alpha`` on 50 principal components of the
+    pixels, then FreeMatch with its threshold EMA at :data:`~.ssl.LENET_FREEMATCH_EMA` trains MNIST's LeNet end to
+    end under :data:`~.ssl.LENET_PROTOCOL` (:func:`~.selection.table4_ssl_run`)."""
+    protocol = {**LENET_PROTOCOL, "freematch_ema_p": LENET_FREEMATCH_EMA}
+    kw = {k: v for k, v in LENET_DATA.items()}
+    return table4_ssl_run(alpha, m, seed, protocol=protocol, variant=None, pca_dim=50, device=device, **kw)
 
 
 def table1_paper_run(

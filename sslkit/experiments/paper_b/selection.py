@@ -371,25 +371,25 @@ def table4_ssl_run(
     """Table 4 with an SSL learner: GKHR selects ``m`` training images of ``dataset`` with the row's alpha on
     ``extractor`` features, then FreeMatch (the paper's Table 4 learner) trains and is tested.
 
-    ``protocol``: ``"usb"`` = the paper's (WRN-28-2 on the images, 2^20 iterations; a GPU job) or ``"head"`` =
+    ``protocol``: ``"usb"`` = the paper's (WRN-28-2 on the images, 2^20 iterations; a GPU job), ``"head"`` =
     the CPU stand-in of Table 1 (an MLP on the frozen features; :data:`sslkit.experiments.paper_b_ssl.
-    HEAD_PROTOCOL`); ``epochs`` / ``iterations_per_epoch`` override the protocol's. Data and features come from
+    HEAD_PROTOCOL`), ``"lenet"`` or a protocol dict (the LeNet stand-in's, :func:`.runs.table4_lenet_run`);
+    ``epochs`` / ``iterations_per_epoch`` override the protocol's. Data and features come from
     :func:`sslkit.experiments.paper_b_ssl.table1_data` (``variant``: the CIFAR-10 copy, e.g. "lossless" = the
     exact 4000/1000 subset; ``n_pool`` / ``n_test``: the first rows only). The paper selects on CLIP ViT-B/32
-    features, which cannot be loaded offline here:
-    the default is the first ``pca_dim`` principal components of the pixels (a documented stand-in;
+    features, which cannot be loaded offline here: the default is the first ``pca_dim`` principal components of
+    the pixels (a documented stand-in;
     ``extractor="efficientnet_lite0"`` is pretrained). Returns the selection's metrics (as
     :func:`selection_metrics`) together with the SSL test accuracy.
     """
     from sslkit.device import resolve_device
     from sslkit.select import GKHR, median_bandwidth
 
-    from .ssl import PROTOCOLS, pool_mu, table1_data, train_ssl
+    from .ssl import pool_mu, table1_data, train_ssl
+    from .ssl_protocols import check_protocol
 
     seed = check_seed(seed)
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol must be one of {tuple(PROTOCOLS)}, got {protocol!r}")
-    p = dict(PROTOCOLS[protocol])
+    p = check_protocol(protocol)
     for key, value in (("epochs", epochs), ("iterations_per_epoch", iterations_per_epoch)):
         if value is not None:
             p[key] = check_count(value, key, allow_zero=False)
@@ -430,7 +430,7 @@ def table4_ssl_run(
         alpha_value=a,
         features=extractor if extractor != "pixels_pca" else f"pixels PCA-{pca_dim}",
         data=info["data"],
-        protocol=protocol,
+        protocol=protocol if isinstance(protocol, str) else p["model"],
         n_pool=info["n_pool"],
         n_test=info["n_test"],
     )

@@ -10,7 +10,8 @@ beside the AL runs (Table 6, Figures 4-5).
 * :data:`PAPER_TABLE3_B`, :data:`PAPER_TABLE6_B`: the paper's numbers (:mod:`sslkit.experiments.paper_numbers`).
 
 Protocols (:data:`TABLE3_PROTOCOLS`): ``"paper"`` (CIFAR-10, USB's WRN-28-2; a GPU), ``"cpu"`` (Table 1's CPU
-stand-in: an MLP head on frozen features) and ``"quick"`` (scikit-learn's digits).
+stand-in: an MLP head on frozen features), ``"lenet"`` (Table 1's LeNet stand-in: MNIST's LeNet end to end, FreeMatch
+on its reading that passes the controls) and ``"quick"`` (scikit-learn's digits).
 """
 
 from __future__ import annotations
@@ -23,7 +24,17 @@ from sslkit._checks import check_seed
 from sslkit.experiments.paper_numbers import load as load_paper_numbers
 
 from .active import resolve_protocol, table2_run
-from .ssl import HEAD_PROTOCOL, USB_PROTOCOL, select_indices, table1_data, table1_run, train_ssl
+from .ssl import (
+    HEAD_PROTOCOL,
+    LENET_DATA,
+    LENET_FREEMATCH_EMA,
+    LENET_PROTOCOL,
+    USB_PROTOCOL,
+    select_indices,
+    table1_data,
+    table1_run,
+    train_ssl,
+)
 
 #: Table 3's rows.
 TABLE3_METHODS = ("Stratified", "Random", "CoreSetSSL", "MMA", "CBSSAL", "TOD-Semi", "RDSS")
@@ -61,6 +72,15 @@ TABLE3_PROTOCOLS = {
         "subset": None,
         "cbssal_views": 5,
     },
+    # Table 1's LeNet stand-in on its reading that passes the controls (FreeMatch's threshold EMA scaled)
+    "lenet": {
+        "data": {**LENET_DATA, "variant": None},
+        "ssl": {**LENET_PROTOCOL, "freematch_ema_p": LENET_FREEMATCH_EMA},
+        "random": 20,
+        "selected": 20,
+        "subset": None,
+        "cbssal_views": 5,
+    },
     "quick": {
         "data": {"dataset": "digits"},
         "ssl": {**HEAD_PROTOCOL, "epochs": 2},
@@ -93,8 +113,9 @@ def table3_data(protocol="cpu", *, data_root=None):
         X, y = ds.X[perm].astype(np.float32), ds.y[perm].astype(np.int64)
         info = {"data": ds.source, "extractor": "pixels", "num_classes": 10, "n_pool": 1297, "n_test": 500}
         return X[:1297], y[:1297], X[1297:1797], y[1297:1797], X[:1297], X[1297:1797], info
+    rows = {"n_pool": d.get("n_pool"), "n_test": d.get("n_test")}
     Xp, yp, Xs, ys, Fp, info = table1_data(
-        d["dataset"], extractor=d["extractor"], variant=d["variant"], data_root=data_root, device="cpu"
+        d["dataset"], extractor=d["extractor"], variant=d["variant"], data_root=data_root, device="cpu", **rows
     )
     Ft = info["F_test"]
     info = {k: v for k, v in info.items() if k != "F_test"}

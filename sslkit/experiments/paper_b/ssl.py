@@ -26,7 +26,14 @@ from sslkit.experiments.paper_numbers import load as load_paper_numbers
 from sslkit.experiments.paper_numbers import mean_std
 from sslkit.select.registry import SELECTORS, make_selector
 
-from .ssl_protocols import HEAD_PROTOCOL, LENET_FREEMATCH_EMA, LENET_PROTOCOL, OPTIONAL_KEYS, PROTOCOLS, USB_PROTOCOL
+from .ssl_protocols import (
+    HEAD_PROTOCOL,
+    LENET_FREEMATCH_EMA,
+    LENET_PROTOCOL,
+    PROTOCOLS,
+    USB_PROTOCOL,
+    check_protocol,
+)
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -136,20 +143,6 @@ def select_indices(name: str, features, labels, m: int, *, seed=0, device="cpu",
 # --------------------------------------------------------------------------------------------------
 
 
-def _check_protocol(protocol) -> dict:
-    if isinstance(protocol, str):
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"protocol must be one of {tuple(PROTOCOLS)} or a dict, got {protocol!r}")
-        return dict(PROTOCOLS[protocol])
-    if not isinstance(protocol, dict):
-        raise TypeError(f"protocol must be a name in {tuple(PROTOCOLS)} or a dict, got {type(protocol).__name__}")
-    unknown = set(protocol) - set(USB_PROTOCOL) - set(OPTIONAL_KEYS)
-    if unknown:
-        valid = sorted([*USB_PROTOCOL, *OPTIONAL_KEYS])
-        raise ValueError(f"protocol has unknown keys {sorted(unknown)}; valid keys: {valid}")
-    return {**USB_PROTOCOL, **protocol}
-
-
 def train_ssl(
     X_train,
     y_train,
@@ -197,7 +190,7 @@ def train_ssl(
 
     if algorithm not in ARMS:
         raise ValueError(f"algorithm must be one of {ARMS}, got {algorithm!r}")
-    p = _check_protocol(protocol)
+    p = check_protocol(protocol)
     seed = check_seed(seed)
     X_train, X_test = np.asarray(X_train), np.asarray(X_test)
     y_train, y_test = np.asarray(y_train, dtype=np.int64), np.asarray(y_test, dtype=np.int64)
@@ -421,7 +414,7 @@ def table1_run(
     m = check_count(m, "m", allow_zero=False)
     if selector not in TABLE1_SELECTORS:
         raise ValueError(f"selector must be one of {TABLE1_SELECTORS}, got {selector!r}")
-    p = _check_protocol(protocol)
+    p = check_protocol(protocol)
     Xp, yp, Xs, ys, Fp, info = table1_data(
         dataset,
         extractor=extractor,

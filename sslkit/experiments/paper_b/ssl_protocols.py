@@ -80,3 +80,20 @@ LENET_SEEDS = tuple(range(14))
 #: spread needs 38 seeds for 90 % power (``stats.seeds_for(pilot, pilot.diff, power=0.9)``), so 38 fresh seeds
 #: were declared here before any of them ran, and the control reads those alone (the pilot is shown beside it).
 LENET_CONFIRM_SEEDS = tuple(range(14, 52))
+
+
+def check_protocol(protocol) -> dict:
+    """A protocol by name (a key of :data:`PROTOCOLS`, copied) or as a dict (the keys of :data:`USB_PROTOCOL` and
+    :data:`OPTIONAL_KEYS`, the missing ones filled from USB's): the training settings of :func:`~.ssl.train_ssl`; an
+    unknown name or key is refused by name, before any data are read."""
+    if isinstance(protocol, str):
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {tuple(PROTOCOLS)} or a dict, got {protocol!r}")
+        return dict(PROTOCOLS[protocol])
+    if not isinstance(protocol, dict):
+        raise TypeError(f"protocol must be a name in {tuple(PROTOCOLS)} or a dict, got {type(protocol).__name__}")
+    unknown = set(protocol) - set(USB_PROTOCOL) - set(OPTIONAL_KEYS)
+    if unknown:
+        valid = sorted([*USB_PROTOCOL, *OPTIONAL_KEYS])
+        raise ValueError(f"protocol has unknown keys {sorted(unknown)}; valid keys: {valid}")
+    return {**USB_PROTOCOL, **protocol}

@@ -1,8 +1,8 @@
 """What a verdict of the claims ledger rests on (:mod:`.ledger`): the one verdict rule applied to a claim
 (:func:`judgement`: Holm's correction within the claim, "does not hold" only on an effect significantly against
 it), the power of its deciding comparison beside the paper's own effect (:func:`power_columns`), the paper's
-effects from its tables (:func:`paper_gaps`, :func:`median_effect`, :func:`with_effects`) and the ledger as a
-download (:func:`export_ledger`)."""
+effects from its tables (:func:`paper_gaps`, :func:`median_effect`, :func:`with_effects`), the ledger as a
+download (:func:`export_ledger`) and its tests on records it does not read (:func:`beside_ledger`)."""
 
 from __future__ import annotations
 
@@ -238,3 +238,27 @@ def strength_text(row) -> str:
     if state:
         parts.append(state)
     return "; ".join(parts)
+
+
+def beside_ledger(claims, ids, records) -> pd.DataFrame:
+    """The ledger's own tests of the claims ``ids`` (``Claim.id`` values in ``claims``) run on ``records`` the ledger
+    does not read, such as a stand-in's grid that its claims do not cite: one row per claim with its test, its
+    verdict by the one rule (:func:`judgement`, Holm within the claim) and the deciding comparison; beside a "not
+    resolved", the minimum detectable effect of that comparison at 80 % power (:func:`.stats.mde`). An unknown id is
+    refused by name."""
+    by_id = {c.id: c for c in claims}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        raise KeyError(f"no claim {unknown}; known: {sorted(by_id)}")
+    rows = []
+    for cid in ids:
+        claim = by_id[cid]
+        j = judgement(claim, records)
+        deciding = "–"
+        if j.deciding:
+            lab, c = j.deciding[0], j.deciding[1]
+            deciding = f"{lab}: {c.short()}"
+            if j.verdict == OPEN:
+                deciding += f"; detectable: {_stats.mde(c):.2f} points (80 % power)"
+        rows.append({"claim": cid, "the test": claim.test, "verdict": j.verdict, "deciding comparison": deciding})
+    return pd.DataFrame(rows, columns=["claim", "the test", "verdict", "deciding comparison"])
