@@ -1,6 +1,7 @@
 """Paper B's own effects, for the power of the claims ledger's tests (:func:`~..report.verdicts.power_columns`):
 for each claim whose tables give one, the median over the claim's comparisons in the paper's numbers
-(:mod:`sslkit.experiments.paper_numbers`). :mod:`.claims` attaches them to its claims."""
+(:mod:`sslkit.experiments.paper_numbers`). :mod:`.claims` attaches them to its claims; the names Table 4's claims
+share are here too."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ from .. import paper_numbers
 from ..report.verdicts import median_effect, paper_gaps
 
 RDSS_ALPHA = "1-1/sqrt(m)"
+#: Table 4's claims are decided on the LeNet stand-in (``b_table4_lenet``), which passes its positive controls; the
+#: MLP heads (``b_table4_head``) fail them and the page shows their tests beside the ledger. When the paper's protocol
+#: runs (``b_table4_ssl``, a GPU), the claims should read it.
+T4_GROUP = "MNIST · FreeMatch on a LeNet"
+T4_DECIDES = "the LeNet stand-in passes its positive controls; the MLP heads (b_table4_head) fail them"
 
 
 def effects() -> dict:
