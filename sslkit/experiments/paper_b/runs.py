@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 
 from .selection import table4_ssl_run
-from .ssl import LENET_DATA, LENET_FREEMATCH_EMA, LENET_PROTOCOL, TABLE1_DATASETS, USB_PROTOCOL, table1_run
+from .ssl import LENET_DATA, TABLE1_DATASETS, USB_PROTOCOL, table1_run
+from .ssl_protocols import LENET_EMA_PROTOCOL
 from .timing import defects_run, random_init_features, table5_timing_run
 
 #: the data of each (dataset, pool) of the CPU stand-in (the head protocol): MNIST's first 4000 / 2000 images, the
@@ -54,10 +55,10 @@ def table4_lenet_run(alpha, m, seed, *, device="cpu") -> dict:
     """One cell of Table 4 on Table 1's LeNet stand-in (``b_table1_lenet``, its reading that passes the controls):
     GKHR picks ``m`` of :data:`~.ssl.LENET_DATA`'s pool with the row's ``alpha`` on 50 principal components of the
     pixels, then FreeMatch with its threshold EMA at :data:`~.ssl.LENET_FREEMATCH_EMA` trains MNIST's LeNet end to
-    end under :data:`~.ssl.LENET_PROTOCOL` (:func:`~.selection.table4_ssl_run`)."""
-    protocol = {**LENET_PROTOCOL, "freematch_ema_p": LENET_FREEMATCH_EMA}
-    kw = {k: v for k, v in LENET_DATA.items()}
-    return table4_ssl_run(alpha, m, seed, protocol=protocol, variant=None, pca_dim=50, device=device, **kw)
+    end under :data:`~.ssl_protocols.LENET_EMA_PROTOCOL` (:func:`~.selection.table4_ssl_run`)."""
+    return table4_ssl_run(
+        alpha, m, seed, protocol=LENET_EMA_PROTOCOL, variant=None, pca_dim=50, device=device, **LENET_DATA
+    )
 
 
 def table1_paper_run(

@@ -27,14 +27,13 @@ from .active import resolve_protocol, table2_run
 from .ssl import (
     HEAD_PROTOCOL,
     LENET_DATA,
-    LENET_FREEMATCH_EMA,
-    LENET_PROTOCOL,
     USB_PROTOCOL,
     select_indices,
     table1_data,
     table1_run,
     train_ssl,
 )
+from .ssl_protocols import LENET_EMA_PROTOCOL
 
 #: Table 3's rows.
 TABLE3_METHODS = ("Stratified", "Random", "CoreSetSSL", "MMA", "CBSSAL", "TOD-Semi", "RDSS")
@@ -75,7 +74,7 @@ TABLE3_PROTOCOLS = {
     # Table 1's LeNet stand-in on its reading that passes the controls (FreeMatch's threshold EMA scaled)
     "lenet": {
         "data": {**LENET_DATA, "variant": None},
-        "ssl": {**LENET_PROTOCOL, "freematch_ema_p": LENET_FREEMATCH_EMA},
+        "ssl": LENET_EMA_PROTOCOL,
         "random": 20,
         "selected": 20,
         "subset": None,

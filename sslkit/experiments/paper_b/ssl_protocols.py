@@ -73,6 +73,8 @@ OPTIONAL_KEYS = ("freematch_ema_p",)
 #: self-adaptive threshold never leaves its first phase (in the paper's 2^20 steps it settles within 0.3 % of them).
 #: Fixed before any run of it, after the main reading had reversed FreeMatch's control.
 LENET_FREEMATCH_EMA = 0.99
+#: the LeNet protocol with that reading's FreeMatch: what Tables 3 and 4 on the LeNet stand-in train
+LENET_EMA_PROTOCOL = {**LENET_PROTOCOL, "freematch_ema_p": LENET_FREEMATCH_EMA}
 #: the seeds of the LeNet stand-in's sweep (its scale's), which its controls read
 LENET_SEEDS = tuple(range(14))
 #: FreeMatch's control of the reading ``freematch_ema`` is decided on fresh seeds only. On the first 14 (its pilot)
