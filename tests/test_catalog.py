@@ -74,9 +74,11 @@ def test_specs_are_complete_and_consistent():
 def test_the_robust_and_tradeoff_readings_are_explicit():
     """The mean-1 weights of CRAIG / GradMatch / CRUST, the robust stand-in's longer schedules and CRUST without
     MixUp are named readings of the cpu grid, never the main one: each reading's configurations differ from the
-    main grid's by its own key (or, for CRUST without MixUp, its own method name)."""
+    main grid's by its own key (or, for CRUST without MixUp, its own method name; for VAT with entropy minimisation on
+    CIFAR-10, its own protocol)."""
     own_key = {"weights scaled to mean 1": "normalize_weights", "Full VAT, longer schedules": "epochs"}
     own_method = {"CRUST without MixUp": ("crust_nomixup", "crust")}
+    own_protocol = {"VAT with entropy minimisation": ("cpu_cifar10_em", "cpu_cifar10")}
     seen = set()
     for e in catalog.experiments("C"):
         s = e.scales.get("cpu")
@@ -84,15 +86,16 @@ def test_the_robust_and_tradeoff_readings_are_explicit():
             seen.add(r.name)
             for c in r.grid():
                 assert s.reading_of(c) is r and catalog.reading_of(e.name, "cpu", c) == r.name
-                if r.name in own_method:
-                    mine, main = own_method[r.name]
-                    assert c["method"] == mine
-                    assert catalog.reading_of(e.name, "cpu", {**c, "method": main}) == ""
+                if r.name in own_method or r.name in own_protocol:
+                    field = "method" if r.name in own_method else "protocol"
+                    mine, main = {**own_method, **own_protocol}[r.name]
+                    assert c[field] == mine
+                    assert catalog.reading_of(e.name, "cpu", {**c, field: main}) == ""
                 else:
                     key = own_key[r.name]
                     assert c.get(key) not in (None, False)
                     assert catalog.reading_of(e.name, "cpu", {k: v for k, v in c.items() if k != key}) == ""
-    assert seen == set(own_key) | set(own_method)
+    assert seen == set(own_key) | set(own_method) | set(own_protocol)
 
 
 def test_a_run_of_named_readings_only_leaves_out_the_main_grid():

@@ -21,9 +21,9 @@ the recorded ``torch_threads`` alone when the record has it, else each count the
 for each distinct value of the config fields of the experiment's ``pick_by`` (the fields that choose a code path:
 method, variant, selector, ...), the cheapest record by its stored ``seconds`` (ties: the smaller key), within a
 per-file budget of stored seconds (:func:`budgeted`; one record per file where every replay would only be
-reported); the records left out are listed as skipped, each with its reason. Files that
-cannot be replayed record by record (``replay.NOT_REPLAYABLE``) are skipped, saying why. Every record's ``key`` must
-still be the runner's key of its (config, seed, scale), so a resumed sweep recognises it.
+reported); the records left out are listed as skipped, each with its reason. Files that cannot be replayed record
+by record (``replay.NOT_REPLAYABLE``, or their scale's ``not_replayable``) are skipped, saying why. Every record's
+``key`` must still be the runner's key of its (config, seed, scale), so a resumed sweep recognises it.
 
 Records whose data is not on this machine are skipped, each with the reason, only when ``SSLKIT_DATA_DIR`` is unset
 (CI sets it); with it set, missing data fails. Replays never download (``SSLKIT_OFFLINE=1``).
@@ -118,16 +118,17 @@ def _cases():
     current = platform_fingerprint()
     for path in RESULTS:
         name = file_id(path)
-        if name in NOT_REPLAYABLE:
+        experiment, scale = catalog.for_file(path)
+        fields, scale = experiment.pick_by, experiment.scale(scale)
+        why = NOT_REPLAYABLE.get(name) or scale.not_replayable  # the file's spec says why (Scale.not_replayable)
+        if why:
             yield pytest.param(
                 path,
                 None,
                 id=f"{name}[not replayable]",
-                marks=pytest.mark.skip(reason=f"{name} cannot be replayed: {NOT_REPLAYABLE[name]}"),
+                marks=pytest.mark.skip(reason=f"{name} cannot be replayed: {why}"),
             )
             continue
-        experiment, scale = catalog.for_file(path)
-        fields, scale = experiment.pick_by, experiment.scale(scale)
         records = picked(load_results(path), fields, scale)
         elsewhere = all(replay_rule(experiment, r, current).verdict == REPORT for r in records)
         kept, left = budgeted(records, elsewhere, scale)

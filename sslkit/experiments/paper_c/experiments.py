@@ -10,6 +10,7 @@ from . import memory as M
 from . import robust as R
 from . import tradeoff as T
 from . import variants as V
+from .experiments_cifar10 import ROBUST_CIFAR10
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
 #: the protocols of each scale of the trade-off grid, with the algorithms the paper runs on them
@@ -296,4 +297,4 @@ LASTLAYER = Experiment(
     by_seed=True,
 )
 
-EXPERIMENTS = (TRADEOFF, VARIANTS, EXTENDED, PER_CLASS, BAYESIAN, ROBUST, MEMORY, LASTLAYER)
+EXPERIMENTS = (TRADEOFF, VARIANTS, EXTENDED, PER_CLASS, BAYESIAN, ROBUST, ROBUST_CIFAR10, MEMORY, LASTLAYER)

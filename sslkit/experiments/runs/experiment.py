@@ -69,7 +69,8 @@ class Scale:
     (:class:`~sslkit.experiments.report.controls.Control`; stand-ins declared before this field have theirs in
     :data:`~sslkit.experiments.report.controls.CONTROLS`); ``extra_seeds``: ``((configs, seeds), ...)``,
     configurations of the grid run on more seeds than ``seeds`` (a control's confirmatory seeds, declared with
-    it), whose records belong to the scale."""
+    it), whose records belong to the scale; ``not_replayable``: why the test suite cannot rerun this scale's records
+    one at a time ("" when it can; ``sslkit replay`` still reruns one where the machine has what it needs)."""
 
     kind: str
     grid: Callable[..., list]
@@ -85,6 +86,7 @@ class Scale:
     run: Callable | None = None
     controls: tuple = ()
     extra_seeds: tuple = ()
+    not_replayable: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:

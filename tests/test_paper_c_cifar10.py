@@ -1,0 +1,127 @@
+"""Paper C on CIFAR-10's own OOD split (issue 44, item 5): the ``cpu_cifar10`` stand-in -- its protocol, the features
+it reads (the cache paper B's Table 1 fills), the task it builds, its controls (Table 12's CIFAR-10 rows) and the
+replay test's reason for leaving its records to ``sslkit replay``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sslkit.data import OOD_PRESETS, Dataset
+from sslkit.experiments.paper_c import robust, robust_features
+from sslkit.experiments.paper_c.robust import PAPER_TABLE12, PROTOCOLS
+
+
+def test_cifar10_protocol_is_the_papers_ood_split_with_its_validation_set_on_features():
+    """App. F.1.2's CIFAR-10 split (six animal classes ID, four vehicles OOD, 2 400 / 20 000 / 5 000), the validation
+    set and model selection of cpu_val, the paper's CIFAR-10 lr; VAT's ε is the paper's per-value perturbation; the
+    em reading differs only in VAT's entropy weight."""
+    p = PROTOCOLS["cpu_cifar10"]
+    assert p["split"] == OOD_PRESETS["cifar10"] and p["split"]["n_val"] == 5000
+    assert p["split"]["id_classes"] == (2, 3, 4, 5, 6, 7) and p["split"]["n_unlabeled"] == 20000
+    assert p["validation"] and p["dataset"] == "cifar10" and p["variant"] == "jpeg"
+    assert p["features"] == "efficientnet_lite0" and p["model"] == "mlp" and p["lr"] == 0.03
+    paper_eps = PROTOCOLS["paper_cifar10_ood"]["vat_eps"]
+    assert p["vat_eps"] == pytest.approx(paper_eps * math.sqrt(1280 / 3072), abs=0.15)
+    em = PROTOCOLS["cpu_cifar10_em"]
+    assert {k for k in {**p, **em} if p.get(k) != em.get(k)} == {"vat_ent"} and em["vat_ent"] == 0.06
+
+
+def _fake_dataset(n=48000, n_test=9000, d=8, seed=0) -> Dataset:
+    rng = np.random.default_rng(seed)
+    y, y_test = np.arange(n) % 10, np.arange(n_test) % 10
+    return Dataset(
+        name="cifar10",
+        X=rng.integers(0, 256, size=(n, 2, 2, 3), dtype=np.uint8),
+        y=y,
+        X_test=rng.integers(0, 256, size=(n_test, 2, 2, 3), dtype=np.uint8),
+        y_test=y_test,
+        classes=tuple(str(k) for k in range(10)),
+        source="fake",
+    )
+
+
+def test_featurized_reads_the_cache_entries_paper_bs_table1_fills(monkeypatch):
+    """Each image becomes its feature row (labels unchanged), through extract_features with the cache keys that
+    paper B's table1_data uses for the same dataset and copy, so one extraction serves both papers."""
+    from sslkit.experiments.paper_b import ssl as b_ssl
+
+    ds, calls = _fake_dataset(n=40, n_test=10), []
+
+    def fake_extract(images, extractor, *, device, cache_key):
+        calls.append((cache_key, extractor))
+        return images.reshape(len(images), -1)[:, :5].astype(np.float32) + (1000 if "test" in cache_key else 0)
+
+    import sslkit.data
+    import sslkit.features
+
+    for module in (robust_features, sslkit.data):  # table1_data imports both from the packages when it runs
+        monkeypatch.setattr(module, "load_dataset", lambda name, root=None, **opts: ds)
+    monkeypatch.setattr(robust_features, "extract_features", fake_extract)
+    robust_features.featurized.cache_clear()
+    try:
+        out = robust_features.featurized("cifar10", "jpeg", "efficientnet_lite0")
+    finally:
+        robust_features.featurized.cache_clear()
+    assert out.X.shape == (40, 5) and out.X_test.shape == (10, 5) and (out.X_test >= 1000).all()
+    np.testing.assert_array_equal(out.X, ds.X.reshape(40, -1)[:, :5])
+    assert (out.y == ds.y).all() and (out.y_test == ds.y_test).all() and "efficientnet_lite0" in out.notes
+    ours = [k for k, _ in calls]
+    calls.clear()
+    monkeypatch.setattr(sslkit.features, "extract_features", fake_extract)
+    b_ssl._DATA_MEMO.clear()
+    try:
+        b_ssl.table1_data("cifar10", variant="jpeg")
+    finally:
+        b_ssl._DATA_MEMO.clear()
+    assert ours == [k for k, _ in calls] == ["cifar10-jpeg-train", "cifar10-jpeg-test"]
+
+
+def test_cifar10_task_is_the_ood_split_of_the_feature_rows(monkeypatch):
+    """build_task on a feature protocol: the split's rows of the feature matrix, z-scored by the labeled rows; the
+    exact OOD fraction; the ID part of the test split; the validation set for model selection and the meta-set."""
+    ds = _fake_dataset()
+    F = np.random.default_rng(1).normal(size=(len(ds.y), 8)).astype(np.float32) * 3 + 2
+    F_test = np.random.default_rng(2).normal(size=(len(ds.y_test), 8)).astype(np.float32)
+    fake = Dataset("cifar10", F, ds.y, F_test, ds.y_test, ds.classes, "fake features")
+    seen = []
+    monkeypatch.setattr(robust, "featurized", lambda *a: seen.append(a) or fake)
+    task = robust.build_task("cpu_cifar10", 0.75, seed=3)
+    assert seen == [("cifar10", "jpeg", "efficientnet_lite0")]
+    assert task.X_l.shape == (2400, 8) and task.X_u.shape == (20000, 8) and task.meta["X_val"].shape == (5000, 8)
+    assert task.num_classes == 6 and np.bincount(task.y_l).tolist() == [400] * 6
+    assert task.meta["is_ood"].mean() == 0.75 and (task.meta["y_u"][task.meta["is_ood"]] == -1).all()
+    assert len(task.X_test) == (np.isin(ds.y_test, (2, 3, 4, 5, 6, 7))).sum() and set(task.y_test) == set(range(6))
+    X_l = np.asarray(task.X_l)
+    np.testing.assert_allclose(X_l.mean(0), 0, atol=1e-4)
+    np.testing.assert_allclose(X_l.std(0), 1, atol=1e-3)
+    assert abs(float(np.asarray(task.X_u).mean())) < 0.1  # the same z-scoring, not the raw features' mean of 2
+
+
+def test_cifar10_controls_are_table_12s_cifar10_orderings():
+    """The five OOD orderings of robust_ood, with Table 12's CIFAR-10 cells (not MNIST's), for each reading."""
+    from sslkit.experiments.paper_c.controls import CONTROLS, robust_ood
+
+    controls = robust_ood("cpu_cifar10", "cifar10")
+    assert len(controls) == 5 and all(c.scope == {"protocol": "cpu_cifar10"} for c in controls)
+    for c in controls:
+        cells = [PAPER_TABLE12[("ood", "cifar10", arm["method"], arm["ratio"])]["mean"] for arm in (c.higher, c.lower)]
+        assert c.paper == tuple(cells) and cells[0] > cells[1] and "CIFAR-10 OOD" in c.where
+    assert [c.paper for c in controls if c.id.endswith("sup-vat-75")] == [(76.1, 74.25)]
+    assert robust_ood("cpu_val")[0].paper == (93.0, 88.1)  # MNIST's cells unchanged for the MNIST stand-ins
+    registered = [k for k in CONTROLS if k.startswith("c_robust_cifar10/")]
+    assert registered == ["c_robust_cifar10/cpu"]
+    stand_ins = {c.stand_in for c in CONTROLS[registered[0]]}
+    assert stand_ins == {"cpu_cifar10", "cpu_cifar10_em"}
+
+
+def test_cifar10_records_are_left_to_sslkit_replay_saying_why():
+    """Every record needs the 60 000 images' features (32 minutes on a fresh machine): the replay test skips the
+    file, saying why, and only this file (the other scales' records replay)."""
+    from sslkit.experiments import catalog
+
+    why = {(e.name, s): sc.not_replayable for e in catalog.experiments() for s, sc in e.scales.items()}
+    assert {k for k, v in why.items() if v} == {("c_robust_cifar10", "cpu")}
+    assert "32 minutes" in why["c_robust_cifar10", "cpu"] and "sslkit replay" in why["c_robust_cifar10", "cpu"]
