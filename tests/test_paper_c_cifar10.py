@@ -114,7 +114,26 @@ def test_cifar10_controls_are_table_12s_cifar10_orderings():
     registered = [k for k in CONTROLS if k.startswith("c_robust_cifar10/")]
     assert registered == ["c_robust_cifar10/cpu"]
     stand_ins = {c.stand_in for c in CONTROLS[registered[0]]}
-    assert stand_ins == {"cpu_cifar10", "cpu_cifar10_em"}
+    assert stand_ins == {"cpu_cifar10", "cpu_cifar10_em", "cpu_cifar10_final", "cpu_cifar10_em_final"}
+
+
+def test_the_final_model_reading_scores_the_same_records_and_orderings_on_final_test_acc():
+    """The paper never says how its validation set is used: the second reading scores each run's final model. Its
+    controls are the same orderings with the same printed numbers, on the same protocol's records (scope), read from
+    ``final_test_acc``; the first reading reads ``test_acc`` (the best-validation epoch)."""
+    from sslkit.experiments.paper_c.controls import CONTROLS
+
+    by_label = {}
+    for c in CONTROLS["c_robust_cifar10/cpu"]:
+        by_label.setdefault(c.stand_in, []).append(c)
+    for protocol in ("cpu_cifar10", "cpu_cifar10_em"):
+        selected, final = by_label[protocol], by_label[f"{protocol}_final"]
+        assert [c.metric for c in selected] == ["test_acc"] * 5 and [c.metric for c in final] == ["final_test_acc"] * 5
+        assert all(c.scope == {"protocol": protocol} for c in selected + final)
+        assert [(c.higher, c.lower, c.paper, c.text) for c in selected] == [
+            (c.higher, c.lower, c.paper, c.text) for c in final
+        ]
+    assert len({c.id for cs in by_label.values() for c in cs}) == 20
 
 
 def test_cifar10_records_are_left_to_sslkit_replay_saying_why():

@@ -130,6 +130,15 @@ KERNEL_SUMS = (
     "about 1e-6 on the float32 image features; the selections did not"
 )
 
+#: The drift of small networks trained on two torch threads before the Trainer's ``threads="auto"`` (specs' drift).
+ONE_THREAD_STEPS = (
+    "commit 98c2d51 (Trainer threads='auto': a step under 1e8 forward FLOPs trains on one torch thread) changed the "
+    "thread count of these small float32 networks after the records were written with two threads (they predate the "
+    "stored torch_threads), so their float32 training, and the Monte Carlo sums and the a* solve that read it, moved "
+    "in the last bits: about 1e-8 relative on the records of the same platform (found by bisection on an AMD EPYC); "
+    "the discrete results (accuracies, the chosen a of PN) did not"
+)
+
 
 @dataclass(frozen=True)
 class Rule:
