@@ -15,7 +15,7 @@ CIFAR10_NOTE = (
     "trained for 50 epochs (20 000 iterations), not WRN-28-2 on pixels for 500"
 )
 #: what a fresh machine pays once before the first run: the wall-clock of extracting the features of the 60 000 images
-#: (decoding the JPEG copy included), measured on the project's 2-core Intel Xeon (2026-12-06)
+#: (decoding the JPEG copy included), measured on the project's 2-core AMD EPYC (2026-12-06)
 FEATURE_SECONDS = 1913
 #: the second reading: VAT with Oliver et al.'s / USB's entropy minimisation (as c_robust's cpu_val_em)
 EM = "VAT with entropy minimisation"
