@@ -399,7 +399,7 @@ def robust(acc, seconds=None, n=3, fractions=(0.1,)):
                     "cpu_seconds": (seconds or {}).get(m, 10.0),
                     "selection_cpu_seconds": 1.0,
                     "selections": [{"ood_fraction": 0.5}, {"ood_fraction": 0.2}],
-                    "pool": {"ood_fraction": 0.5},
+                    "pool": {"ood_fraction": 0.5, "class_fractions": [1 / 6] * 6},
                 }
                 out.append(rec({"protocol": "cpu", "method": m, "ratio": 0.5, "fraction": f}, seed, **metrics))
     return out

@@ -128,7 +128,7 @@ def robust(times, acc=None, n=3, protocol="cpu", extra=()):
                     "cpu_seconds": t * (1 + 0.01 * s) * (2.0 if cfg else 1.0),
                     "selection_cpu_seconds": 0.0,
                     "selections": [{"ood_fraction": 0.5}, {"ood_fraction": 0.3}],
-                    "pool": {"ood_fraction": 0.5},
+                    "pool": {"ood_fraction": 0.5, "class_fractions": [1 / 6] * 6},
                 }
                 f = 0.1 if m in ("retrieve", "crust", "retrieve_warm", "random") else None
                 out.append(rec({"protocol": protocol, "method": m, "ratio": 0.5, "fraction": f, **cfg}, s, **metrics))

@@ -165,7 +165,7 @@ def _rec(method, seed, acc, ratio=0.5, epochs=None, protocol="cpu", fraction=Non
         "selection_seconds": 0.0,
         "selection_cpu_seconds": 0.0,
         "selections": [],
-        "pool": {"ood_fraction": ratio},
+        "pool": {"ood_fraction": ratio, "class_fractions": [1 / 6] * 6},
     }
     return {"config": config, "seed": seed, "metrics": metrics}
 
@@ -455,3 +455,36 @@ def test_positive_controls_on_the_committed_records():
         assert em.loc["C-ctl-cpu_val_em-sup-vat-75", "difference"].startswith("-")
     sup = catalog.controls_table("c_robust", "cpu", "cpu").rows.set_index("control").loc["C-ctl-cpu-sup-vat-75"]
     assert sup["outcome"] == K.REVERSED  # VAT significantly above Supervised: the opposite of Table 12
+
+
+@pytest.mark.slow  # trains (two epochs that diverge at once)
+def test_a_diverged_run_is_a_recorded_failure_counted_never_averaged(monkeypatch):
+    """Issue 44, item 4: a non-finite loss (the engine) or meta-gradient (L2RW) ends the run with a record, not an
+    exception that stops the sweep: ``test_acc`` None and the error's message; the tables leave it out and
+    ``split_diverged`` counts it; a positive control's arm drops that seed."""
+    from sslkit.experiments.paper_c.controls import robust_ood
+    from sslkit.experiments.paper_c.report import split_diverged
+    from sslkit.experiments.report import controls as K
+
+    task = build_task("quick", 0.75, seed=0)
+    monkeypatch.setitem(PROTOCOLS, "quick", {**PROTOCOLS["quick"], "lr": 1e6, "epochs": 2})
+    vat = robust_run(protocol="quick", method="vat", ratio=0.75, seed=0, task=task)
+    l2rw = robust_run(protocol="quick", method="l2rw", ratio=0.75, seed=0, task=task)
+    assert vat["test_acc"] is None and "training loss is nan in epoch 1" in vat["diverged"]
+    assert l2rw["test_acc"] is None and "L2RW's meta-gradient is NaN" in l2rw["diverged"]
+    assert "final_test_acc" not in vat and vat["k"] == task.X_u.shape[0] and vat["pool"]["ood_fraction"] == 0.75
+    recs = [
+        {"config": {"protocol": "quick", "method": m, "ratio": 0.75, "fraction": None}, "seed": 0, "metrics": x}
+        for m, x in (("vat", vat), ("l2rw", l2rw))
+    ]
+    recs.append(_rec("supervised", 0, 80.0, ratio=0.75, protocol="quick"))
+    assert [r["method"] for r in robust_rows(recs)] == ["supervised"]
+    _, counts = split_diverged(recs, num_classes=6)
+    assert counts.set_index("method")["diverged"].to_dict() == {"vat": 1, "l2rw": 1, "supervised": 0}
+    # a collapsed run (below 1.5 x chance of the pool's 6 classes) is a failure too, as in the trade-off grid
+    assert robust_rows([_rec("vat", 0, 24.0, ratio=0.75, protocol="quick")]) == []
+    vats = [_rec("vat", s, 70.0 + s, ratio=0.75, protocol="cpu_val") for s in range(1, 4)]
+    vats.append({**recs[0], "config": {**recs[0]["config"], "protocol": "cpu_val"}})
+    sups = [_rec("supervised", s, 75.0 + 0.5 * s, ratio=0.75, protocol="cpu_val") for s in range(4)]
+    row = K.evaluate(robust_ood("cpu_val")[0], vats + sups)
+    assert row["seeds"] == "4 / 3" and row["outcome"] == K.SHOWN  # seed 0's VAT diverged: three pairs remain

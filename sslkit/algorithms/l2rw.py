@@ -84,6 +84,11 @@ class L2RW(RobustWrapper):
         theta = one_step(model, inner, self.inner_lr)
         meta = labeled_loss_at(model, theta, batch.x_l, batch.y_l)
         (g,) = torch.autograd.grad(meta, eps, retain_graph=True)
+        if not bool(torch.isfinite(g).all()):  # the run diverged (a bad input would have failed earlier): say so
+            raise FloatingPointError(
+                f"L2RW's meta-gradient is NaN or infinite (look-ahead step at inner_lr={self.inner_lr}, meta-loss "
+                f"{float(meta.detach()):.4g}): training diverged; lower the learning rate"
+            )
         return l2rw_weights(g), meta.detach()
 
     def loss(self, model, batch):

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..report.stats import compare
 from ..report.tables import LABELS, book_table
+from .divergence import is_diverged
 from .tradeoff import FRACTIONS, MAIN_KEYS, PAPER_CLAIMS, PAPER_TABLES, tradeoff_rows
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
@@ -435,23 +436,8 @@ def schedule_study(cells: dict, min_seeds: int = 3) -> tuple[pd.DataFrame, int |
     return pd.DataFrame(rows), enough
 
 
-#: a run whose final accuracy is below this multiple of chance (100 / classes %) has diverged
-DIVERGED_FACTOR = 1.5
 #: the classes of every trade-off protocol's dataset (digits, MNIST, CIFAR-10, SVHN: ten each)
 TRADEOFF_CLASSES = 10
-
-
-def is_diverged(metrics: dict, num_classes: int, factor: float = DIVERGED_FACTOR) -> bool:
-    """True when a run failed instead of giving a result: its final ``test_acc`` is not finite (a non-finite loss)
-    or below ``factor`` times chance, ``100 / num_classes`` % (a trained model that collapsed to one class, as
-    the raw-weight CRAIG and GIGA runs that fall from 90 % to 10 % mid-training). Such a run is a recorded failure:
-    counted, never averaged with the runs that trained."""
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
-        raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}")
-    if not factor >= 1:
-        raise ValueError(f"factor must be >= 1 (chance itself is a possible result of a failed run), got {factor!r}")
-    acc = metrics.get("test_acc")
-    return acc is None or not np.isfinite(acc) or acc < factor * 100.0 / num_classes
 
 
 def split_diverged(records, num_classes: int, keys=("protocol", "algorithm", "method", "normalize_weights")):

@@ -101,6 +101,7 @@ __all__ = [
     "PAPER_TABLE12",
     "PROTOCOLS",
     "build_task",
+    "diverged_run",
     "robust_grid",
     "robust_rows",
     "robust_run",
@@ -413,19 +414,23 @@ def robust_run(
             val_cpu.append(time.process_time() - c0 + (val_cpu[-1] if val_cpu else 0.0))
 
         hooks.append(Hook(validate, name="validation"))
-    tr, curve = train_with_curve(
-        _model(p, task, seed),
-        algo,
-        task,
-        selection=selector,
-        hooks=hooks,
-        epochs=epochs,
-        iterations_per_epoch="unlabeled" if algo.uses_unlabeled else math.ceil(n_u / B),
-        total_steps=total,
-        seed=seed,
-        device=device,
-        **trainer_options(p),
-    )
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        tr, curve = train_with_curve(
+            _model(p, task, seed),
+            algo,
+            task,
+            selection=selector,
+            hooks=hooks,
+            epochs=epochs,
+            iterations_per_epoch="unlabeled" if algo.uses_unlabeled else math.ceil(n_u / B),
+            total_steps=total,
+            seed=seed,
+            device=device,
+            **trainer_options(p),
+        )
+    except FloatingPointError as e:  # a diverged run is a recorded failure (issue 44), never a number averaged in
+        return diverged_run(e, time.perf_counter() - t0, time.process_time() - c0, task, selector, bool(val_acc))
     sel = selection_seconds(selector)
     rounds = [] if selector is None else selector.selections_
     selected = {}
@@ -446,6 +451,22 @@ def robust_run(
         "pool": coreset_composition(np.arange(n_u), task),
         "selections": [{"epoch": s["epoch"], **coreset_composition(s["indices"].cpu().numpy(), task)} for s in rounds],
         "curve": curve,
+    }
+
+
+def diverged_run(error, seconds: float, cpu_seconds: float, task: Task, selector, validation: bool) -> dict:
+    """The record of a run whose training diverged (the engine's or L2RW's ``FloatingPointError``: a non-finite loss,
+    weights or meta-gradient): ``test_acc`` None (and ``final_test_acc`` under a validation protocol), which
+    :func:`.divergence.is_diverged` counts and :func:`robust_rows` leaves out, ``diverged``: the error's message (its
+    epoch), and the clocks up to the failure."""
+    return {
+        "test_acc": None,
+        **({"final_test_acc": None} if validation else {}),
+        "diverged": str(error),
+        "seconds": round(seconds, 4),
+        "cpu_seconds": round(cpu_seconds, 4),
+        "k": task.X_u.shape[0] if selector is None else selector.k,
+        "pool": coreset_composition(np.arange(task.X_u.shape[0]), task),
     }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .divergence import is_diverged
+
 __all__ = ["coreset_composition", "robust_rows"]
 
 
@@ -27,13 +29,15 @@ def robust_rows(records, clock: str = "cpu_seconds") -> list[dict]:
     (``coreset_ood``; None for full-set methods) and the pool's (``pool_ood``). A run with
     ``normalize_weights`` gets the method ``"<method>_mean1"``, so it is never pooled with the raw-weight runs.
     Records of another schedule (config ``epochs``: the schedule-length study) are left out: they compare with
-    nothing of the protocol's own schedule (:func:`.robust.schedule_rows` reads them)."""
+    nothing of the protocol's own schedule (:func:`.robust.schedule_rows` reads them), and so are the runs that
+    diverged (:func:`.divergence.is_diverged`: ``test_acc`` None, a non-finite loss, :func:`.robust.diverged_run`; or
+    below 1.5 x chance over the pool's classes), which :func:`.report.split_diverged` counts."""
     if clock not in ("seconds", "cpu_seconds"):
         raise ValueError(f"clock must be 'seconds' or 'cpu_seconds', got {clock!r}")
     rows = []
     for r in records:
         c, m = r["config"], r["metrics"]
-        if c.get("epochs") is not None:
+        if c.get("epochs") is not None or is_diverged(m, len(m["pool"]["class_fractions"])):
             continue
         chosen = (
             [s["ood_fraction"] for s in m["selections"][1:]]

@@ -103,7 +103,8 @@ class Control:
 def arm(records, scope: Mapping, values: Mapping, metric: str, seeds=()) -> dict:
     """``{seed: metric}`` of the records whose config has every ``scope`` and ``values`` value (a ``None`` value:
     the key is absent), of ``seeds`` only when it is not empty; ``ValueError`` when two records of one seed match
-    (two configurations in one arm)."""
+    (two configurations in one arm). A run whose ``metric`` is None (it diverged: a recorded failure) is no result
+    and is left out; the table's ``seeds`` column then shows the seeds each arm has left."""
     want = {**scope, **values}
     out: dict = {}
     for r in records:
@@ -112,7 +113,8 @@ def arm(records, scope: Mapping, values: Mapping, metric: str, seeds=()) -> dict
         if all(r["config"].get(k) == v for k, v in want.items()):
             if r["seed"] in out:
                 raise ValueError(f"two records of seed {r['seed']} match the arm {want}: narrow the control's scope")
-            out[r["seed"]] = float(r["metrics"][metric])
+            if r["metrics"].get(metric) is not None:
+                out[r["seed"]] = float(r["metrics"][metric])
     return out
 
 
