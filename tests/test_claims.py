@@ -801,7 +801,9 @@ def test_chapter_c_stand_in_notes_follow_the_protocol_dicts():
                 imbalance = robust and protocols == {"cpu_imbalance"}
                 longer = robust and protocols == {"cpu_long"}  # the longer stand-in (T = 8, R = 2): its own note
                 want = (
-                    SC.IMBALANCE_NOTE
+                    SC.CIFAR10_NOTE
+                    if g.reads is CCR.ROBUST_CIFAR10
+                    else SC.IMBALANCE_NOTE
                     if imbalance
                     else SC.LONG_NOTE
                     if longer

@@ -179,6 +179,25 @@ def test_a_deciding_column_narrows_the_gate_to_the_named_stand_in(tmp_path):
     assert K.verdict_text(states).startswith("cannot decide (t_two/cpu (cpu): 0 of 1 controls shown")
 
 
+def test_the_gate_reads_the_named_stand_in_of_a_second_experiment_the_claim_reads(tmp_path):
+    """A claim that reads two experiments (paper C's robust claims: MNIST's grid, then CIFAR-10's) is gated by the
+    stand-in its deciding column names, whichever experiment holds it; unnamed, by its first experiment's."""
+    first = _experiment("t_first", (_control(id="c1", scope={"protocol": "cpu"}, stand_in="cpu"),))
+    second = _experiment("t_second", (_control(id="c2", scope={"protocol": "cpu_c10"}, stand_in="cpu_c10"),))
+    _commit(tmp_path, first, "cpu", _records(-5.0, protocol="cpu"))
+    _commit(tmp_path, second, "cpu", _records(5.0, protocol="cpu_c10"))
+    states = K.stand_ins(K.controls_table((first, second), {}, tmp_path))
+    claims = [Claim("T", "A", "Table X", "", "§1", "SSL helps.", "ssl above sup", (first, second), lambda r: ("", ""))]
+    ledger = pd.DataFrame({"id": ["T"], "paper": "A", "level": [STAND_IN], "verdict": ["holds"]})
+    assert K.gate(ledger, claims, states, tmp_path)["verdict"].item() == K.CANNOT_DECIDE
+    named = K.gate(
+        ledger.assign(deciding=["cpu_c10 protocol: the CIFAR-10 stand-in decides"]), claims, states, tmp_path
+    )
+    assert named["verdict"].item() == "holds" and named["controls"].item() == "t_second/cpu (cpu_c10): 1 of 1 shown"
+    both = K.gate(ledger.assign(deciding=["cpu_c10, cpu protocol"]), claims, states, tmp_path)
+    assert both["verdict"].item() == K.CANNOT_DECIDE  # a failing stand-in among the deciding ones gates
+
+
 def test_controls_belong_to_a_stand_in_scale():
     with pytest.raises(ValueError, match="only a CPU stand-in"):
         Scale(PAPER_PROTOCOL, lambda: [], (0,), "digits", controls=(_control(),))

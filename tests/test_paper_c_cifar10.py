@@ -114,7 +114,8 @@ def test_cifar10_controls_are_table_12s_cifar10_orderings():
     registered = [k for k in CONTROLS if k.startswith("c_robust_cifar10/")]
     assert registered == ["c_robust_cifar10/cpu"]
     stand_ins = {c.stand_in for c in CONTROLS[registered[0]]}
-    assert stand_ins == {"cpu_cifar10", "cpu_cifar10_em", "cpu_cifar10_final", "cpu_cifar10_em_final"}
+    readings = ("cpu_cifar10", "cpu_cifar10_em", "cpu_cifar10_imbalance")
+    assert stand_ins == {f"{p}{final}" for p in readings for final in ("", "_final")}
 
 
 def test_the_final_model_reading_scores_the_same_records_and_orderings_on_final_test_acc():
@@ -126,14 +127,20 @@ def test_the_final_model_reading_scores_the_same_records_and_orderings_on_final_
     by_label = {}
     for c in CONTROLS["c_robust_cifar10/cpu"]:
         by_label.setdefault(c.stand_in, []).append(c)
-    for protocol in ("cpu_cifar10", "cpu_cifar10_em"):
+    for protocol, n in (("cpu_cifar10", 5), ("cpu_cifar10_em", 5), ("cpu_cifar10_imbalance", 3)):
         selected, final = by_label[protocol], by_label[f"{protocol}_final"]
-        assert [c.metric for c in selected] == ["test_acc"] * 5 and [c.metric for c in final] == ["final_test_acc"] * 5
+        assert [c.metric for c in selected] == ["test_acc"] * n and [c.metric for c in final] == ["final_test_acc"] * n
         assert all(c.scope == {"protocol": protocol} for c in selected + final)
         assert [(c.higher, c.lower, c.paper, c.text) for c in selected] == [
             (c.higher, c.lower, c.paper, c.text) for c in final
         ]
-    assert len({c.id for cs in by_label.values() for c in cs}) == 20
+    assert len({c.id for cs in by_label.values() for c in cs}) == 26
+    imbalance = by_label["cpu_cifar10_imbalance"]  # Table 12's CIFAR-10 imbalance rows
+    assert [c.paper for c in imbalance] == [
+        tuple(PAPER_TABLE12[("imbalance", "cifar10", a["method"], a["ratio"])]["mean"] for a in (c.higher, c.lower))
+        for c in imbalance
+    ]
+    assert all("CIFAR-10 imbalance" in c.where and c.paper[0] > c.paper[1] for c in imbalance)
 
 
 def test_cifar10_records_are_left_to_sslkit_replay_saying_why():
@@ -144,3 +151,92 @@ def test_cifar10_records_are_left_to_sslkit_replay_saying_why():
     why = {(e.name, s): sc.not_replayable for e in catalog.experiments() for s, sc in e.scales.items()}
     assert {k for k, v in why.items() if v} == {("c_robust_cifar10", "cpu")}
     assert "32 minutes" in why["c_robust_cifar10", "cpu"] and "sslkit replay" in why["c_robust_cifar10", "cpu"]
+
+
+def test_cifar10_imbalance_protocol_is_the_papers_imbalance_split_on_the_same_learner(monkeypatch):
+    """App. F.1.2's CIFAR-10 imbalance split (classes 0-4 rarer by the ratio; 2 400 labels, 20 000 unlabeled, 5 000
+    validation images), on the OOD stand-in's features, head and schedule; its grid is the robust grid at the
+    paper's three imbalance ratios, and ``scenario`` narrows the experiment's grid to it."""
+    from sslkit.data import IMBALANCE_PRESETS
+    from sslkit.experiments.paper_c.experiments_cifar10 import cifar10_configs
+
+    p, ood = PROTOCOLS["cpu_cifar10_imbalance"], PROTOCOLS["cpu_cifar10"]
+    assert p["split"] == IMBALANCE_PRESETS["cifar10"] and p["scenario"] == "imbalance"
+    assert p["ratios"] == PROTOCOLS["paper_cifar10_imbalance"]["ratios"] == (0.1, 0.3, 0.5)
+    assert {k for k in {**p, **ood} if p.get(k) != ood.get(k)} == {"scenario", "split", "ratios"}
+    grid = cifar10_configs(scenario="imbalance")
+    assert {c["protocol"] for c in grid} == {"cpu_cifar10_imbalance"} and {c["ratio"] for c in grid} == {0.1, 0.3, 0.5}
+    assert len(cifar10_configs()) == len(grid) + len(cifar10_configs(scenario="ood"))
+    with pytest.raises(ValueError, match="scenario must be one of"):
+        cifar10_configs(scenario="imbalanced")
+    with pytest.raises(ValueError, match="no run of the grid has a ratio in"):
+        cifar10_configs(scenario="imbalance", ratios=0.75)
+    ds = _fake_dataset(n=50000, n_test=10000)
+    fake = Dataset("cifar10", np.random.default_rng(1).normal(size=(50000, 8)).astype(np.float32), ds.y,
+                   np.zeros((10000, 8), np.float32), ds.y_test, ds.classes, "fake features")  # fmt: skip
+    monkeypatch.setattr(robust, "featurized", lambda *a: fake)
+    task = robust.build_task("cpu_cifar10_imbalance", 0.1, seed=0)
+    assert task.X_l.shape == (2400, 8) and task.X_u.shape == (20000, 8) and task.meta["X_val"].shape == (5000, 8)
+    counts = np.bincount(task.meta["y_u"], minlength=10)
+    assert counts[:5].max() <= 0.1 * counts[5:].min() + 1 and counts.sum() == 20000  # classes 0-4 ten times rarer
+    assert task.num_classes == 10 and len(task.X_test) == 10000
+
+
+def test_the_claims_read_the_final_model_reading_as_the_most_faithful_stand_in():
+    """The robust claims read the CIFAR-10 records twice: at the best-validation epoch under the protocol's name (a
+    CPU stand-in shown aside) and on the final model under its FINAL_MODEL label, which ranks next to the paper's own
+    protocol; the imbalance protocol's readings go to the imbalance scenario."""
+    from sslkit.experiments.paper_c import claims_robust as CR
+
+    def rec(protocol, method, seed, best, final):
+        c = {"protocol": protocol, "method": method, "ratio": 0.5, "fraction": 0.1 if method == "retrieve" else None}
+        pool = {"ood_fraction": 0.5, "class_fractions": [1 / 6] * 6}
+        m = {"test_acc": best, "final_test_acc": final, "cpu_seconds": 1.0, "seconds": 1.0, "selections": [],
+             "selection_seconds": 0.0, "selection_cpu_seconds": 0.0, "pool": pool}  # fmt: skip
+        return {"config": c, "seed": seed, "metrics": m}
+
+    recs = [rec("cpu_cifar10", m, s, 70.0 + s, 60.0 + s + (5 if m == "retrieve" else 0))
+            for m in ("retrieve", "vat") for s in range(3)]  # fmt: skip
+    cells = CR.robust_cells(recs)
+    assert set(cells) == {"cpu_cifar10", "cpu_cifar10_final"}
+    final = cells["cpu_cifar10_final"]["budget 0.1"][0.5]
+    assert final["retrieve"][2]["test_acc"] == 67.0 and final["vat"][2]["test_acc"] == 62.0
+    assert cells["cpu_cifar10"]["budget 0.1"][0.5]["retrieve"][2]["test_acc"] == 72.0
+    ranks = {p: CR.faithfulness(p) for p in ("paper_cifar10_ood", "cpu_cifar10_final", "cpu_long", "cpu_cifar10")}
+    assert ranks == {"paper_cifar10_ood": 0, "cpu_cifar10_final": 1, "cpu_long": 2, "cpu_cifar10": 3}
+    imb = [{**r, "config": {**r["config"], "protocol": "cpu_cifar10_imbalance"}} for r in recs]
+    assert set(CR.robust_cells(imb, "imbalance")) == {"cpu_cifar10_imbalance", "cpu_cifar10_imbalance_final"}
+    assert CR.robust_cells(imb) == {}
+    verdict, text = CR.per_protocol(recs, CR._above(("vat",)))
+    assert text.startswith(CR.WHY[1]) and "cpu_cifar10_final: holds" in text and "sensitivity" in text
+    l2rw = [rec("cpu_cifar10", "l2rw", s, None, None) for s in range(3)]  # every run diverged
+    verdict, text = CR.per_protocol(recs + l2rw, CR._above(("vat", "l2rw")))
+    assert verdict == "holds" and "no trained run of l2rw: not compared" in text
+
+
+def test_crusts_mean1_reading_runs_on_cifar10_and_the_claims_keep_it_apart():
+    """CRUST's raw weights (mean N / k) diverge on this stand-in; the mean-1 reading runs CRUST's configs with
+    ``normalize_weights``, and the claims read it as its own view, never pooled with the raw-weight runs."""
+    from sslkit.experiments.paper_c import claims_robust as CR
+    from sslkit.experiments.paper_c.experiments import MEAN1, ROBUST_CIFAR10
+
+    scale = ROBUST_CIFAR10.scales["cpu"]
+    mean1 = scale.configs(readings=[MEAN1], main=False, scenario="ood")
+    assert len(mean1) == 6 and all(c["method"] == "crust" and c["normalize_weights"] for c in mean1)
+    assert all(scale.reading_of(c).name == MEAN1 for c in mean1)
+
+    def rec(config, seed, acc):
+        pool = {"ood_fraction": 0.5, "class_fractions": [1 / 6] * 6}
+        m = {"test_acc": acc, "final_test_acc": acc, "cpu_seconds": 1.0, "seconds": 1.0, "selections": [],
+             "selection_seconds": 0.0, "selection_cpu_seconds": 0.0, "pool": pool}  # fmt: skip
+        return {"config": config, "seed": seed, "scale": "cpu", "metrics": m}
+
+    base = {"protocol": "cpu_cifar10", "ratio": 0.5, "fraction": 0.1}
+    recs = [rec({**base, "method": "retrieve"}, s, 70.0) for s in range(2)]
+    recs += [rec({**base, "method": "crust"}, s, None) for s in range(2)]  # diverged
+    recs += [rec({**c, "method": "crust"}, s, 65.0) for s in range(2) for c in mean1 if c["ratio"] == 0.5
+             and c["fraction"] == 0.1]  # fmt: skip
+    cells = CR.robust_cells(recs)["cpu_cifar10"]
+    assert set(cells) == {"budget 0.1", f"budget 0.1, {MEAN1}"}
+    assert "crust" not in cells["budget 0.1"][0.5]  # both raw-weight runs diverged: left out
+    assert cells[f"budget 0.1, {MEAN1}"][0.5]["crust"][1]["test_acc"] == 65.0

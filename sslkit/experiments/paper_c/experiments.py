@@ -11,6 +11,7 @@ from . import robust as R
 from . import tradeoff as T
 from . import variants as V
 from .experiments_cifar10 import ROBUST_CIFAR10
+from .readings import MEAN1, MEAN1_NOTE
 
 ALGORITHMS = ("vat", "mean_teacher", "fixmatch")
 #: the protocols of each scale of the trade-off grid, with the algorithms the paper runs on them
@@ -32,10 +33,6 @@ SEEDS = {"quick": (0,), "cpu": range(5), "paper": range(3)}
 FIGURE7_ALGORITHMS = {"quick": ("vat",), "cpu": ("vat", "mean_teacher"), "paper": ("vat", "mean_teacher")}
 #: what the committed CPU records store beside their metrics (they ran on one thread)
 _CPU_EXTRA = {"data": "MNIST (full IDX files)", "threads": 1}
-#: CRAIG and GradMatch with their per-sample weights scaled to mean 1 (CORDS multiplies the loss by weights of
-#: mean N / k): the second reading of the unlabeled weights, beside the raw weights of the main grid
-MEAN1 = "weights scaled to mean 1"
-MEAN1_NOTE = "CRAIG / GradMatch (CRUST in the robust grid) with their weights scaled to mean 1, not CORDS' N / k"
 
 
 def _tradeoff_data(config) -> str:
@@ -74,17 +71,12 @@ def robust_configs(scale: str, protocols=None, methods=None, ratios=None) -> lis
     bad = sorted(set(protocols or ()) - set(plan))
     if bad:
         raise ValueError(f"c_robust at scale {scale!r} has no protocol {bad}; its protocols: {list(plan)}")
-    ratios = None if ratios is None else [ratios] if isinstance(ratios, (int, float)) else list(ratios)
     grid = [
         c
         for protocol in protocols or plan
         for c in (R.robust_grid(protocol, methods=methods) if methods else R.robust_grid(protocol))
     ]
-    if ratios is not None and not {c["ratio"] for c in grid} & set(ratios):
-        raise ValueError(
-            f"no run of the grid has a ratio in {ratios}; its ratios: {sorted({c['ratio'] for c in grid})}"
-        )
-    return [c for c in grid if ratios is None or c["ratio"] in ratios]
+    return R.narrow_ratios(grid, ratios)
 
 
 def robust_mean1_configs(protocol: str = "cpu") -> list[dict]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..runs.experiment import STAND_IN, Experiment, Reading, Scale
 from . import robust as R
+from .readings import MEAN1, MEAN1_NOTE
 
 #: what the CIFAR-10 stand-in changes from the paper's protocol
 CIFAR10_NOTE = (
@@ -22,31 +23,38 @@ EM = "VAT with entropy minimisation"
 EM_NOTE = "VAT's entropy minimisation at weight 0.06 (Oliver et al.'s and USB's VAT; CORDS' configs set it to 0)"
 
 
-def _narrowed(grid: list, ratios) -> list:
-    ratios = None if ratios is None else [ratios] if isinstance(ratios, (int, float)) else list(ratios)
-    if ratios is not None and not set(ratios) <= {c["ratio"] for c in grid}:
-        raise ValueError(f"ratios must be among {sorted({c['ratio'] for c in grid})}, got {ratios}")
-    return [c for c in grid if ratios is None or c["ratio"] in ratios]
+#: the grid's protocols, by scenario: paper C's OOD split (Table 12's CIFAR-10 OOD rows, Figure 6 a) and its
+#: class-imbalance split (Table 12's imbalance rows, Figure 6 c), on the same features, head and schedule
+SCENARIOS = {"ood": "cpu_cifar10", "imbalance": "cpu_cifar10_imbalance"}
 
 
-def cifar10_configs(methods=None, ratios=None) -> list[dict]:
-    """The robust grid of ``cpu_cifar10`` (``methods`` / ``ratios``: a subset, e.g. the positive controls' arms
-    first)."""
-    grid = R.robust_grid("cpu_cifar10", methods=methods) if methods else R.robust_grid("cpu_cifar10")
-    return _narrowed(grid, ratios)
+def cifar10_configs(methods=None, ratios=None, scenario=None) -> list[dict]:
+    """The robust grids of ``cpu_cifar10`` (OOD) and ``cpu_cifar10_imbalance``; ``methods`` / ``ratios`` /
+    ``scenario`` (``"ood"`` or ``"imbalance"``): a subset, e.g. the positive controls' arms first."""
+    if scenario is not None and scenario not in SCENARIOS:
+        raise ValueError(f"scenario must be one of {sorted(SCENARIOS)} or None (both), got {scenario!r}")
+    protocols = [SCENARIOS[scenario]] if scenario else list(SCENARIOS.values())
+    grid = [c for p in protocols for c in (R.robust_grid(p, methods=methods) if methods else R.robust_grid(p))]
+    return R.narrow_ratios(grid, ratios)
 
 
 def cifar10_em_configs(methods=("vat", "supervised", "ds3l"), ratios=None) -> list[dict]:
     """The entropy-minimisation reading: the arms of its positive controls (VAT and DS3L train with the entropy term;
     Supervised trains no VAT, so its runs here must repeat the main grid's to the last digit, a determinism check);
     ``ratios``: a subset (the two controls at 75 % OOD first, as c_robust's cpu_val_em)."""
-    return _narrowed(R.robust_grid("cpu_cifar10_em", methods=methods), ratios)
+    return R.narrow_ratios(R.robust_grid("cpu_cifar10_em", methods=methods), ratios)
+
+
+def cifar10_mean1_configs(scenario=None, ratios=None) -> list[dict]:
+    """CRUST with its cluster-size weights scaled to mean 1 (CORDS' raw weights, mean ``N / k``, multiply the
+    unlabeled loss and diverge on this stand-in), as in c_robust's grid; ``scenario`` / ``ratios``: a subset."""
+    return [dict(c, normalize_weights=True) for c in cifar10_configs(("crust",), ratios, scenario)]
 
 
 ROBUST_CIFAR10 = Experiment(
     name="c_robust_cifar10",
     paper="C",
-    notebook="c_robust",
+    notebook="c_robust_cifar10",
     title="Table 12 and Figure 6 on CIFAR-10's own OOD split: an MLP head on frozen features",
     run=R.robust_run,
     scales={
@@ -58,7 +66,10 @@ ROBUST_CIFAR10 = Experiment(
             threads=1,
             note=CIFAR10_NOTE,
             extra={"data": "CIFAR-10 (JPEG q75 copy), EfficientNet-Lite0 features"},
-            readings=(Reading(EM, cifar10_em_configs, note=EM_NOTE),),
+            readings=(
+                Reading(EM, cifar10_em_configs, note=EM_NOTE),
+                Reading(MEAN1, cifar10_mean1_configs, note=MEAN1_NOTE),
+            ),
             not_replayable=(
                 "every record reads the EfficientNet-Lite0 features of CIFAR-10's 60 000 images, which a fresh machine "
                 f"extracts once (about {round(FEATURE_SECONDS / 60)} minutes on two cores; the stored seconds leave "

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..report.stats import compare
 from ..report.tables import LABELS, book_table
+from .divergence import DIVERGED_FACTOR as DIVERGED_FACTOR  # re-exported: the pages read it here
 from .divergence import is_diverged
 from .tradeoff import FRACTIONS, MAIN_KEYS, PAPER_CLAIMS, PAPER_TABLES, tradeoff_rows
 

@@ -8,7 +8,7 @@ from ..report.scorecard import DERIVED, OFFLINE, Group, Target
 from . import robust as R
 from . import tradeoff as T
 from .claims import C_ALGORITHMS
-from .experiments import BAYESIAN, EXTENDED, ROBUST, SCHEDULE_NOTE, TRADEOFF, VARIANTS
+from .experiments import BAYESIAN, EXTENDED, ROBUST, ROBUST_CIFAR10, SCHEDULE_NOTE, TRADEOFF, VARIANTS
 
 _NAMES = {"paper_c_cnn": "MNIST CNN", "wrn28_2": "WRN-28-2", "mnist": "MNIST", "cifar10": "CIFAR-10", "svhn": "SVHN"}
 _FIELDS = (("dataset", "data "), ("model", "model "), ("lr", "lr "), ("epochs", "T = "), ("every", "R = "))
@@ -61,6 +61,13 @@ LONG_NOTE = "the OOD stand-in with the schedule the schedule-length study accept
     (R.PROTOCOLS["paper_mnist_ood"],),
     unstated=("epochs",),
     extra="the paper's MNIST OOD sizes",
+)
+#: the CIFAR-10 stand-in on frozen features, against the paper's CIFAR-10 protocols (OOD and imbalance)
+CIFAR10_NOTE = stand_in_note(
+    R.PROTOCOLS["cpu_cifar10"],
+    (R.PROTOCOLS["paper_cifar10_ood"],),
+    extra="the paper's CIFAR-10 splits and validation set; each image its frozen EfficientNet-Lite0 features, an MLP "
+    "head in place of WRN-28-2",
 )
 #: the main grid's reading (CORDS' raw weights, the protocol's own schedule)
 _MAIN = {"normalize_weights": (None,), "epochs": (None,)}
@@ -117,6 +124,14 @@ GROUPS = {
     ),
     ("C", "Figure 6 (a-c), Tables 12-13"): (
         Group("(a) CIFAR-10 OOD", ROBUST, ("paper",), _CIFAR_OOD, ("cifar10",)),
+        Group(
+            "(a) CIFAR-10 OOD · CPU stand-in on features",
+            ROBUST_CIFAR10,
+            ("cpu",),
+            {"protocol": ("cpu_cifar10", "cpu_cifar10_em")},
+            ("cifar10",),
+            note=CIFAR10_NOTE,
+        ),
         Group("(b) MNIST OOD", ROBUST, ("cpu", "paper"), {**_MNIST_OOD, **_MAIN}, ("mnist",), note=ROBUST_NOTE),
         Group(
             "(b) MNIST OOD · Full VAT, longer schedules",
@@ -138,6 +153,14 @@ GROUPS = {
             ("cifar10",),
             note="the CPU stand-in: paper C's class imbalance on MNIST with the OOD stand-in's network and schedule; "
             + IMBALANCE_NOTE,
+        ),
+        Group(
+            "(c) CIFAR-10 imbalance · CPU stand-in on features",
+            ROBUST_CIFAR10,
+            ("cpu",),
+            {"protocol": ("cpu_cifar10_imbalance",)},
+            ("cifar10",),
+            note=CIFAR10_NOTE,
         ),
     ),
     ("C", "Figure 6 (d)"): (

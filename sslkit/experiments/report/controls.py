@@ -246,18 +246,21 @@ DECIDING_COLUMNS = ("deciding", "deciding evidence", "deciding_evidence")
 def deciding_stand_ins(row, claim, states: pd.DataFrame, root=None) -> pd.DataFrame:
     """The stand-ins (rows of :func:`stand_ins`) that decide the ledger row ``row`` of ``claim``: none unless the
     row's evidence level is the stand-in kind; those of the scale whose records decide it, narrowed to the labels
-    a deciding-evidence column (:data:`DECIDING_COLUMNS`) names where the ledger has one."""
+    a deciding-evidence column (:data:`DECIDING_COLUMNS`) names where the ledger has one -- the labels of every
+    experiment the claim read at that scale (:func:`.ledger.claim_records`: a claim may read a second experiment's
+    stand-in beside its first's) -- else every stand-in of its first experiment at that scale."""
     if row.get("level") != STAND_IN:
         return states.iloc[0:0]
     scale = _deciding_scale(claim, root)
-    mine = states[(states["experiment"] == claim.reads[0].name) & (states["scale"] == scale)]
+    read = [e.name for e in claim.reads if scale in e.committed(root)]
+    at_scale = states[states["experiment"].isin(read) & (states["scale"] == scale)]
     named = " ".join(str(row.get(c, "") or "") for c in DECIDING_COLUMNS)
     if named.strip():
         words = " " + "".join(ch if ch not in "(),;:|" else " " for ch in named) + " "
-        said = mine[[bool(lab) and f" {lab} " in words for lab in mine["stand-in"]]]
+        said = at_scale[[bool(lab) and f" {lab} " in words for lab in at_scale["stand-in"]]]
         if len(said):
             return said
-    return mine
+    return at_scale[at_scale["experiment"] == claim.reads[0].name]
 
 
 def gate(ledger: pd.DataFrame, claims, states: pd.DataFrame, root=None) -> pd.DataFrame:
