@@ -240,3 +240,28 @@ def test_crusts_mean1_reading_runs_on_cifar10_and_the_claims_keep_it_apart():
     assert set(cells) == {"budget 0.1", f"budget 0.1, {MEAN1}"}
     assert "crust" not in cells["budget 0.1"][0.5]  # both raw-weight runs diverged: left out
     assert cells[f"budget 0.1, {MEAN1}"][0.5]["crust"][1]["test_acc"] == 65.0
+
+
+def test_the_pages_reading_of_the_committed_cifar10_records():
+    """What c_robust_cifar10 says in prose about its committed records (its numbers are glued; the statements are
+    checked here): Retrieve's coresets hold far fewer OOD images than the pool, yet at a 10 % budget Retrieve is not
+    significantly different from a random coreset of its size at any OOD ratio; every CRUST and L2RW run of the main
+    grid diverged and is counted, not averaged."""
+    from sslkit.experiments import catalog
+    from sslkit.experiments.paper_c import report as R
+    from sslkit.experiments.paper_c.claims_robust import final_model_records
+    from sslkit.experiments.report.stats import compare
+
+    recs = [r for r in catalog.records("c_robust_cifar10", "cpu") if r["config"]["protocol"] == "cpu_cifar10"]
+    rows = robust.robust_rows(recs)
+    share = [r["coreset_ood"] for r in rows if (r["method"], r["ratio"], r["fraction"]) == ("retrieve", 0.75, 0.1)]
+    assert len(share) == 5 and max(share) < 0.5  # the pool holds 75 %
+    fin = [r for r in robust.robust_rows(final_model_records(recs)) if r["protocol"] == "cpu_cifar10_final"]
+    for ratio in (0.25, 0.5, 0.75):
+        c = compare(R.cell_accs(fin, "retrieve", 0.1, ratio), R.cell_accs(fin, "random", 0.1, ratio))
+        assert c.verdict == "not resolved" and c.n == (5, 5) and c.test == "paired", (ratio, c.short())
+    _, counts = R.split_diverged(recs, 6)
+    by = counts[~counts["normalize_weights"]].set_index("method")  # CORDS' raw weights (the main grid)
+    assert by.loc["crust", "diverged"] == by.loc["crust", "runs"] == 30
+    assert by.loc["l2rw", "diverged"] == by.loc["l2rw", "runs"] == 15
+    assert by.loc["vat", "diverged"] == by.loc["retrieve", "diverged"] == 0

@@ -473,6 +473,7 @@ def test_a_diverged_run_is_a_recorded_failure_counted_never_averaged(monkeypatch
     assert vat["test_acc"] is None and "training loss is nan in epoch 1" in vat["diverged"]
     assert l2rw["test_acc"] is None and "L2RW's meta-gradient is NaN" in l2rw["diverged"]
     assert "final_test_acc" not in vat and vat["k"] == task.X_u.shape[0] and vat["pool"]["ood_fraction"] == 0.75
+    assert vat["selections"] == []  # a full-set method selects no coreset
     recs = [
         {"config": {"protocol": "quick", "method": m, "ratio": 0.75, "fraction": None}, "seed": 0, "metrics": x}
         for m, x in (("vat", vat), ("l2rw", l2rw))

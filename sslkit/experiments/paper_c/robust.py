@@ -469,7 +469,7 @@ def diverged_run(error, seconds: float, cpu_seconds: float, task: Task, selector
     """The record of a run whose training diverged (the engine's or L2RW's ``FloatingPointError``: a non-finite loss,
     weights or meta-gradient): ``test_acc`` None (and ``final_test_acc`` under a validation protocol), which
     :func:`.divergence.is_diverged` counts and :func:`robust_rows` leaves out, ``diverged``: the error's message (its
-    epoch), and the clocks up to the failure."""
+    epoch), the clocks up to the failure, and the composition of the coresets selected before it."""
     return {
         "test_acc": None,
         **({"final_test_acc": None} if validation else {}),
@@ -478,6 +478,10 @@ def diverged_run(error, seconds: float, cpu_seconds: float, task: Task, selector
         "cpu_seconds": round(cpu_seconds, 4),
         "k": task.X_u.shape[0] if selector is None else selector.k,
         "pool": coreset_composition(np.arange(task.X_u.shape[0]), task),
+        "selections": [
+            {"epoch": s["epoch"], **coreset_composition(s["indices"].cpu().numpy(), task)}
+            for s in ([] if selector is None else selector.selections_)
+        ],
     }
 
 
