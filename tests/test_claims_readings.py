@@ -16,6 +16,7 @@ from sslkit.experiments.paper_c import claims as CC
 from sslkit.experiments.paper_c import claims_robust as CCR
 from sslkit.experiments.paper_c import claims_speed as CCS
 from sslkit.experiments.paper_c.experiments import MEAN1
+from sslkit.experiments.paper_c.robust_evidence import robust_cells
 from sslkit.experiments.report import ledger as L
 from sslkit.experiments.report.stats import compare_to, not_below
 
@@ -194,7 +195,7 @@ def test_crust_without_mixup_joins_the_main_cells_and_decides_the_mixup_claim():
     assert CCR.c_robust_mixup_minimal(robust({"retrieve": 50.0, "crust": 80.0}))[0] == N
     assert CCR.c_robust_mixup_minimal(with_ablation(0.1))[0] == H
     assert CCR.c_robust_mixup_minimal(with_ablation(4.0))[0] == F
-    cells = CCR.robust_cells(with_ablation(0.1))
+    cells = robust_cells(with_ablation(0.1))
     assert list(cells["cpu"]) == ["budget 0.1"] and "crust_nomixup" in cells["cpu"]["budget 0.1"][0.5]
     plain = robust({"retrieve": 50.0, "crust": 80.0}, {"retrieve": 95.0, "crust": 90.0})
     assert CCR.c_robust_beats_all(with_ablation(0.1)) == CCR.c_robust_beats_all(plain)

@@ -187,6 +187,7 @@ def test_the_claims_read_the_final_model_reading_as_the_most_faithful_stand_in()
     CPU stand-in shown aside) and on the final model under its FINAL_MODEL label, which ranks next to the paper's own
     protocol; the imbalance protocol's readings go to the imbalance scenario."""
     from sslkit.experiments.paper_c import claims_robust as CR
+    from sslkit.experiments.paper_c import robust_evidence as E
 
     def rec(protocol, method, seed, best, final):
         c = {"protocol": protocol, "method": method, "ratio": 0.5, "fraction": 0.1 if method == "retrieve" else None}
@@ -197,27 +198,27 @@ def test_the_claims_read_the_final_model_reading_as_the_most_faithful_stand_in()
 
     recs = [rec("cpu_cifar10", m, s, 70.0 + s, 60.0 + s + (5 if m == "retrieve" else 0))
             for m in ("retrieve", "vat") for s in range(3)]  # fmt: skip
-    cells = CR.robust_cells(recs)
+    cells = E.robust_cells(recs)
     assert set(cells) == {"cpu_cifar10", "cpu_cifar10_final"}
     final = cells["cpu_cifar10_final"]["budget 0.1"][0.5]
     assert final["retrieve"][2]["test_acc"] == 67.0 and final["vat"][2]["test_acc"] == 62.0
     assert cells["cpu_cifar10"]["budget 0.1"][0.5]["retrieve"][2]["test_acc"] == 72.0
-    ranks = {p: CR.faithfulness(p) for p in ("paper_cifar10_ood", "cpu_cifar10_final", "cpu_long", "cpu_cifar10")}
+    ranks = {p: E.faithfulness(p) for p in ("paper_cifar10_ood", "cpu_cifar10_final", "cpu_long", "cpu_cifar10")}
     assert ranks == {"paper_cifar10_ood": 0, "cpu_cifar10_final": 1, "cpu_long": 2, "cpu_cifar10": 3}
     imb = [{**r, "config": {**r["config"], "protocol": "cpu_cifar10_imbalance"}} for r in recs]
-    assert set(CR.robust_cells(imb, "imbalance")) == {"cpu_cifar10_imbalance", "cpu_cifar10_imbalance_final"}
-    assert CR.robust_cells(imb) == {}
-    verdict, text = CR.per_protocol(recs, CR._above(("vat",)))
-    assert text.startswith(CR.WHY[1]) and "cpu_cifar10_final: holds" in text and "sensitivity" in text
+    assert set(E.robust_cells(imb, "imbalance")) == {"cpu_cifar10_imbalance", "cpu_cifar10_imbalance_final"}
+    assert E.robust_cells(imb) == {}
+    verdict, text = E.per_protocol(recs, CR._above(("vat",)))
+    assert text.startswith(E.WHY[1]) and "cpu_cifar10_final: holds" in text and "sensitivity" in text
     l2rw = [rec("cpu_cifar10", "l2rw", s, None, None) for s in range(3)]  # every run diverged
-    verdict, text = CR.per_protocol(recs + l2rw, CR._above(("vat", "l2rw")))
+    verdict, text = E.per_protocol(recs + l2rw, CR._above(("vat", "l2rw")))
     assert verdict == "holds" and "no trained run of l2rw: not compared" in text
 
 
 def test_crusts_mean1_reading_runs_on_cifar10_and_the_claims_keep_it_apart():
     """CRUST's raw weights (mean N / k) diverge on this stand-in; the mean-1 reading runs CRUST's configs with
     ``normalize_weights``, and the claims read it as its own view, never pooled with the raw-weight runs."""
-    from sslkit.experiments.paper_c import claims_robust as CR
+    from sslkit.experiments.paper_c import robust_evidence as E
     from sslkit.experiments.paper_c.experiments import MEAN1, ROBUST_CIFAR10
 
     scale = ROBUST_CIFAR10.scales["cpu"]
@@ -236,7 +237,7 @@ def test_crusts_mean1_reading_runs_on_cifar10_and_the_claims_keep_it_apart():
     recs += [rec({**base, "method": "crust"}, s, None) for s in range(2)]  # diverged
     recs += [rec({**c, "method": "crust"}, s, 65.0) for s in range(2) for c in mean1 if c["ratio"] == 0.5
              and c["fraction"] == 0.1]  # fmt: skip
-    cells = CR.robust_cells(recs)["cpu_cifar10"]
+    cells = E.robust_cells(recs)["cpu_cifar10"]
     assert set(cells) == {"budget 0.1", f"budget 0.1, {MEAN1}"}
     assert "crust" not in cells["budget 0.1"][0.5]  # both raw-weight runs diverged: left out
     assert cells[f"budget 0.1, {MEAN1}"][0.5]["crust"][1]["test_acc"] == 65.0
@@ -249,7 +250,7 @@ def test_the_pages_reading_of_the_committed_cifar10_records():
     grid diverged and is counted, not averaged."""
     from sslkit.experiments import catalog
     from sslkit.experiments.paper_c import report as R
-    from sslkit.experiments.paper_c.claims_robust import final_model_records
+    from sslkit.experiments.paper_c.robust_evidence import final_model_records
     from sslkit.experiments.report.stats import compare
 
     recs = [r for r in catalog.records("c_robust_cifar10", "cpu") if r["config"]["protocol"] == "cpu_cifar10"]

@@ -173,8 +173,8 @@ def _rec(method, seed, acc, ratio=0.5, epochs=None, protocol="cpu", fraction=Non
 def test_schedule_records_are_their_own_rows_never_the_main_grid():
     """The schedule study's runs (config ``epochs``) are read by ``schedule_rows`` beside the main grid's own-T run
     and never enter ``robust_rows`` or the claims' cells, where a T = 32 VAT would pose as the stand-in's VAT."""
-    from sslkit.experiments.paper_c.claims_robust import robust_cells
     from sslkit.experiments.paper_c.robust import schedule_rows
+    from sslkit.experiments.paper_c.robust_evidence import robust_cells
 
     main = [_rec("vat", s, 80.0 + s) for s in range(3)] + [_rec("retrieve", s, 81.0, fraction=0.1) for s in range(3)]
     study = [_rec("vat", s, 90.0 + s, epochs=T) for s in range(3) for T in (8, 16)]
@@ -211,9 +211,9 @@ def test_longer_stand_in_is_the_stand_in_with_the_accepted_schedule():
     the test fails when new records move it) and R = T / 4 (four selection rounds, as the stand-in's); its runs are
     their own protocol in the claims' cells, never pooled with the T = 4 runs."""
     from sslkit.experiments import catalog
-    from sslkit.experiments.paper_c.claims_robust import robust_cells
     from sslkit.experiments.paper_c.report import schedule_study
     from sslkit.experiments.paper_c.robust import LONG_EPOCHS, robust_grid, schedule_rows
+    from sslkit.experiments.paper_c.robust_evidence import robust_cells
 
     short, long = PROTOCOLS["cpu"], PROTOCOLS["cpu_long"]
     assert {k for k in short if short[k] != long[k]} == {"epochs", "every"}

@@ -4,9 +4,10 @@ so comparisons are paired by seed. Records are grouped by protocol (a dataset an
 across protocols; each claim is tested per reading of what the paper leaves open -- the coreset budget (CORDS'
 0.1, the 0.5 the paper's times imply) and, where a baseline ran both ways, its weights (CORDS' raw weights and
 :data:`.experiments.MEAN1`) -- and gets one verdict per protocol when the readings agree
-(:func:`~sslkit.experiments.report.ledger.agree`); the most faithful protocol that ran decides (:data:`FAITHFUL`:
-the paper's, then the longer CPU stand-in ``cpu_long``, then the T = 4 one), the others are shown as
-sensitivity. Speed-ups are per-seed ratios of CPU time, tested against the paper's number by the one-sample test.
+(:func:`~sslkit.experiments.report.ledger.agree`); the most faithful protocol that ran decides
+(:data:`.robust_evidence.FAITHFUL`: the paper's, then the CIFAR-10 stand-in scored on the final model, then the
+longer MNIST stand-in ``cpu_long``, then the other CPU stand-ins), the others are shown as sensitivity.
+Speed-ups are per-seed ratios of CPU time, tested against the paper's number by the one-sample test.
 :mod:`.claims` collects :data:`CLAIMS` into the ledger."""
 
 from __future__ import annotations
@@ -17,25 +18,19 @@ from ..report.ledger import (
     NOT_RUN,
     OPEN,
     Claim,
-    agree,
     all_of,
     at_least,
     directed,
     mean,
-    named_readings,
     pairs_verdict,
-    reading_views,
     tally_verdicts,
     with_deciding,
 )
-from ..report.stats import aside, compare, decided_by, judge, within
+from ..report.stats import compare, judge, within
 from .experiments import NO_MIXUP, ROBUST, ROBUST_CIFAR10
-from .robust import ABLATIONS, FINAL_MODEL, PROTOCOLS, robust_rows
+from .robust_evidence import col, per_protocol
 
 ROBUST_BASELINES = ("vat", "supervised", "l2rw", "ds3l", "crust")
-#: the config keys a renamed reading keeps (:func:`named_readings`): the main grid's, and ``epochs`` so that
-#: :func:`robust_rows` (the one place that does it) leaves the schedule-length study's runs out
-ROBUST_KEYS = {"protocol", "method", "ratio", "fraction", "epochs"}
 #: "5x faster than DS3L / L2RW" (§4, Figure 6 caption, abstract): Table 12's own ratios are 5.05-5.3
 C_ROBUST_5X = 5.0
 #: "DS3L is 3X slower than the standard SSL algorithms" (§1, §1.2): Table 12's DS3L / VAT ratios are 2.92-2.93
@@ -46,115 +41,6 @@ C_VAT_VS_RETRIEVE = 1.75
 C_IMB_MARGIN = 1.5
 #: "the performance gain due to MixUP ... is minimal": within the 1.5 points the paper counts as a clear win
 C_MIXUP_MINIMAL = 1.5
-
-
-def final_model_records(records) -> list:
-    """``records`` and, for each record of a protocol with a final-model reading (:data:`.robust.FINAL_MODEL`), a
-    copy under that reading's label whose ``test_acc`` is the final model's (``final_test_acc``): the same runs,
-    scored the second way, as a protocol of their own (never pooled with the best-validation reading)."""
-    out = list(records)
-    for r in records:
-        label = FINAL_MODEL.get(r["config"].get("protocol"))
-        if label is not None:
-            m = r["metrics"]
-            final = {**m, "test_acc": m["final_test_acc"]} if m.get("test_acc") is not None else m
-            out.append({**r, "config": {**r["config"], "protocol": label}, "metrics": final})
-    return out
-
-
-def _scenario(protocol: str) -> str:
-    base = {label: p for p, label in FINAL_MODEL.items()}.get(protocol, protocol)
-    return PROTOCOLS.get(base, {}).get("scenario", "ood")
-
-
-def robust_cells(records, scenario: str = "ood") -> dict:
-    """``{protocol: {reading: {ratio: {method: {seed: row}}}}}`` of the ``scenario``'s robust records (the MNIST
-    grid's and the CIFAR-10 grid's, each protocol apart, the final-model readings as protocols of their own:
-    :func:`final_model_records`): a reading is a coreset budget of Retrieve (the full-set methods join each) and,
-    where a baseline ran with its weights scaled to mean 1, that weighting (its own runs in place of the raw-weight
-    ones)."""
-    named = named_readings(named_readings(records, ROBUST, ROBUST_KEYS), ROBUST_CIFAR10, ROBUST_KEYS)
-    rows = robust_rows(final_model_records(named), clock="cpu_seconds")
-    rows = [r for r in rows if _scenario(r["protocol"]) == scenario]
-    for r in rows:  # an ablation (CRUST without MixUp) is a method of its own beside the main grid's: no extra view
-        base = r["method"].partition(" (")[0]
-        if base in ABLATIONS:
-            r["method"] = base
-    out: dict = {}
-    for protocol in sorted({r["protocol"] for r in rows}):
-        mine = [r for r in rows if r["protocol"] == protocol]
-        budgets = sorted({r["fraction"] for r in mine if r["method"] == "retrieve"})
-        for weights, view in reading_views(mine).items():
-            for f in budgets:
-                name = f"budget {f:g}" + (f", {weights}" if weights else "")
-                cells = out.setdefault(protocol, {}).setdefault(name, {})
-                for r in view:
-                    if r["fraction"] in (None, f):
-                        cells.setdefault(r["ratio"], {}).setdefault(r["method"], {})[r["seed"]] = r
-    return out
-
-
-#: how faithful each protocol is, best first: the paper's own; then the CIFAR-10 stand-in scored on the final model
-#: (paper C's own dataset, splits and validation set, on frozen features: the one robust stand-in that passes its
-#: positive controls); then the longer MNIST stand-in (T = 8, R = 2, the schedule the schedule-length study
-#: accepts); then the other CPU stand-ins (the T = 4 one, the validation-set ones, and the CIFAR-10 stand-in scored at
-#: its best-validation epoch), then the quick one; the best that ran decides, the others are shown as sensitivity
-FAITHFUL = (("paper_",), tuple(FINAL_MODEL.values()), ("cpu_long",), ("cpu",), ("quick",))
-WHY = {
-    1: "the CIFAR-10 stand-in scored on the final model decides: paper C's own split and validation set, an MLP head "
-    "on frozen features, the one robust stand-in that passes its positive controls",
-    2: "the longer CPU stand-in decides: T = 8, R = 2 is the schedule the schedule-length study accepts",
-    3: "the T = 4 CPU stand-in decides: no longer stand-in ran for this scenario",
-}
-
-
-def faithfulness(protocol: str) -> int:
-    """The rank of ``protocol`` in :data:`FAITHFUL` (0 = the paper's own)."""
-    return next(i for i, prefixes in enumerate(FAITHFUL) if protocol.startswith(prefixes) or i == len(FAITHFUL) - 1)
-
-
-def per_protocol(records, test, scenario: str = "ood") -> tuple[str, str]:
-    """``test(cells) -> (verdict, text)`` per (protocol, reading); per protocol one verdict when its readings
-    agree, else not resolved. The most faithful protocols that ran (:data:`FAITHFUL`) decide (:func:`all_of` over
-    them, e.g. the paper's datasets); the less faithful ones are tested aside, shown as sensitivity, and never
-    change the verdict."""
-    cells = robust_cells(records, scenario)
-    if not cells:
-        return NOT_RUN, f"no robust Retrieve record of the {scenario} scenario"
-
-    def run(p):
-        return agree({name: test(c) for name, c in cells[p].items()})
-
-    results, best = {}, None
-    for rank in sorted({faithfulness(p) for p in cells}):  # the best rank whose test ran decides
-        mine = [p for p in cells if faithfulness(p) == rank]
-        if best is None:
-            results |= {p: run(p) for p in mine}
-            best = rank if any(results[p][0] != NOT_RUN for p in mine) else None
-        else:
-            with aside():
-                results |= {p: run(p) for p in mine}
-    best = min(faithfulness(p) for p in cells) if best is None else best
-    # the protocols of the deciding rank whose test ran (one with nothing to compare decides nothing)
-    deciding = [p for p in results if faithfulness(p) == best and results[p][0] != NOT_RUN] or [
-        p for p in results if faithfulness(p) == best
-    ]
-    verdict = all_of(results[p][0] for p in deciding)
-    text = " || ".join(f"{p}: {results[p][0]}: {results[p][1]}" for p in deciding)
-    rest = [p for p in results if p not in deciding]
-    if rest:
-        text += " || sensitivity (does not decide): " + " || ".join(
-            f"{p}: {results[p][0]}: {results[p][1]}" for p in rest
-        )
-    why = WHY.get(best, "")
-    # the deciding protocols only: the ledger's gate reads the stand-ins this names (the sensitivity ones, which
-    # never change the verdict, are in the evidence text)
-    decided_by(f"{', '.join(deciding)} protocol" + (f": {why}" if why else ""))
-    return verdict, (f"{why}. " if why else "") + text
-
-
-def col(cell: dict, method: str, metric: str) -> dict:
-    return {s: r[metric] for s, r in cell.get(method, {}).items()}
 
 
 def _above(baselines, shift: float = 0.0):
