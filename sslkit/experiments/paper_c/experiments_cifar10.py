@@ -5,7 +5,7 @@ images) on a CPU stand-in -- an MLP head on frozen EfficientNet-Lite0 features o
 
 from __future__ import annotations
 
-from ..runs.experiment import STAND_IN, Experiment, Reading, Scale
+from ..runs.experiment import QUICK, STAND_IN, Experiment, Reading, Scale
 from . import robust as R
 from .readings import MEAN1, MEAN1_NOTE
 
@@ -51,6 +51,13 @@ def cifar10_mean1_configs(scenario=None, ratios=None) -> list[dict]:
     return [dict(c, normalize_weights=True) for c in cifar10_configs(("crust",), ratios, scenario)]
 
 
+def quick_configs() -> list[dict]:
+    """The quick scale: VAT, Supervised and Retrieve (10 %) at 75 % OOD on scikit-learn's 8x8 digits (protocol
+    ``quick``, no data directory): the grid's code path in a minute, not the CIFAR-10 stand-in."""
+    grid = R.robust_grid("quick", methods=("vat", "supervised", "retrieve"), fractions=(0.1,))
+    return R.narrow_ratios(grid, 0.75)
+
+
 ROBUST_CIFAR10 = Experiment(
     name="c_robust_cifar10",
     paper="C",
@@ -58,6 +65,7 @@ ROBUST_CIFAR10 = Experiment(
     title="Table 12 and Figure 6 on CIFAR-10's own OOD split: an MLP head on frozen features",
     run=R.robust_run,
     scales={
+        "quick": Scale(QUICK, quick_configs, (0,), "digits"),
         "cpu": Scale(
             STAND_IN,
             cifar10_configs,
@@ -75,7 +83,7 @@ ROBUST_CIFAR10 = Experiment(
                 f"extracts once (about {round(FEATURE_SECONDS / 60)} minutes on two cores; the stored seconds leave "
                 "them out): `sslkit replay` reruns a record on a machine that has them"
             ),
-        )
+        ),
     },
     version=R.PROTOCOL_VERSION,
     replay_note="an MLP trained by SGD on features with random VAT perturbations",
