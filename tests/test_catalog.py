@@ -75,10 +75,13 @@ def test_the_robust_and_tradeoff_readings_are_explicit():
     """The mean-1 weights of CRAIG / GradMatch / CRUST, the robust stand-in's longer schedules and CRUST without
     MixUp are named readings of the cpu grid, never the main one: each reading's configurations differ from the
     main grid's by its own key (or, for CRUST without MixUp, its own method name; for VAT with entropy minimisation on
-    CIFAR-10, its own protocol)."""
+    CIFAR-10 and for its lr-0.003 reading, its own protocol)."""
     own_key = {"weights scaled to mean 1": "normalize_weights", "Full VAT, longer schedules": "epochs"}
     own_method = {"CRUST without MixUp": ("crust_nomixup", "crust")}
-    own_protocol = {"VAT with entropy minimisation": ("cpu_cifar10_em", "cpu_cifar10")}
+    own_protocol = {
+        "VAT with entropy minimisation": ("cpu_cifar10_em", "cpu_cifar10"),
+        "every method at lr 0.003": ("cpu_cifar10_lowlr", "cpu_cifar10"),
+    }
     seen = set()
     for e in catalog.experiments("C"):
         s = e.scales.get("cpu")

@@ -273,12 +273,12 @@ def _claim(id, item, group, where, quote, test, fn) -> Claim:
     return Claim(id, "C", item, group, where, quote, test, (ROBUST, ROBUST_CIFAR10), fn)
 
 
-#: the row groups of the scorecard the claims belong to: the OOD claims are decided on the CIFAR-10 stand-in's
-#: final-model reading (:data:`FAITHFUL`), the MNIST ones shown beside it
+#: the row groups of the scorecard the claims belong to: the OOD and the imbalance claims are decided on the
+#: CIFAR-10 stand-in's final-model reading (:data:`FAITHFUL`), the MNIST ones shown beside it
 _F6, _OOD, _IMB = (
     "Figure 6 (a-c), Tables 12-13",
     "(a) CIFAR-10 OOD · CPU stand-in on features",
-    "(c) CIFAR-10 imbalance",
+    "(c) CIFAR-10 imbalance · CPU stand-in on features",
 )
 _EACH = " (per protocol; each budget and weight reading)"
 

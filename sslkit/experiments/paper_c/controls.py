@@ -93,6 +93,12 @@ def robust_ood(label: str, dataset: str = "mnist", **reading) -> tuple:
     return tuple(robust_control(label, *arm, dataset=dataset, **reading) for arm in arms)
 
 
+def robust_ood_at(label: str, dataset: str = "mnist", ratio: float = 0.75, **reading) -> tuple:
+    """The controls of :func:`robust_ood` whose arms are both at OOD ``ratio``: a reading that runs one ratio only
+    (at 75 %: Supervised above VAT, DS3L above VAT)."""
+    return tuple(c for c in robust_ood(label, dataset, **reading) if c.higher["ratio"] == c.lower["ratio"] == ratio)
+
+
 def robust_imbalance(label: str, **reading) -> tuple:
     """Paper C's robust SSL under class imbalance (Table 12, CIFAR-10): the strongest imbalance puts VAT below
     Supervised, DS3L repairs it, and VAT gains as the imbalance eases. ``reading``: ``protocol`` and ``metric`` of
@@ -133,5 +139,6 @@ CONTROLS: dict = {
         final_model(partial(robust_ood, dataset="cifar10"), "cpu_cifar10")
         + final_model(partial(robust_ood, dataset="cifar10"), "cpu_cifar10_em")
         + final_model(robust_imbalance, "cpu_cifar10_imbalance")
+        + final_model(partial(robust_ood_at, dataset="cifar10", ratio=0.75), "cpu_cifar10_lowlr")
     ),
 }

@@ -67,9 +67,16 @@ def robust_cells(records, scenario: str = "ood") -> dict:
 #: how faithful each protocol is, best first: the paper's own; then the CIFAR-10 stand-in scored on the final model
 #: (paper C's own dataset, splits and validation set, on frozen features: the one robust stand-in that passes its
 #: positive controls); then the longer MNIST stand-in (T = 8, R = 2, the schedule the schedule-length study
-#: accepts); then the other CPU stand-ins (the T = 4 one, the validation-set ones, and the CIFAR-10 stand-in scored at
-#: its best-validation epoch), then the quick one; the best that ran decides, the others are shown as sensitivity
-FAITHFUL = (("paper_",), tuple(FINAL_MODEL.values()), ("cpu_long",), ("cpu",), ("quick",))
+#: accepts); then the other CPU stand-ins (the T = 4 one, the validation-set ones, the CIFAR-10 stand-in scored at
+#: its best-validation epoch, and its lr-0.003 reading both ways: a rate chosen after seeing the runs), then the quick
+#: one; the best that ran decides, the others are shown as sensitivity
+FAITHFUL = (
+    ("paper_",),
+    tuple(label for p, label in FINAL_MODEL.items() if p != "cpu_cifar10_lowlr"),
+    ("cpu_long",),
+    ("cpu",),
+    ("quick",),
+)
 WHY = {
     1: "the CIFAR-10 stand-in scored on the final model decides: paper C's own split and validation set, an MLP head "
     "on frozen features, the one robust stand-in that passes its positive controls",

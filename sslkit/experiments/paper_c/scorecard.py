@@ -144,7 +144,7 @@ GROUPS = {
         Group(
             "(b) MNIST OOD · longer stand-in", ROBUST, ("cpu",), {"protocol": ("cpu_long",)}, ("mnist",), note=LONG_NOTE
         ),
-        # the imbalance claims are decided on the MNIST stand-in: its records stand in this row (data: on MNIST)
+        # the MNIST imbalance stand-in (data: on MNIST); the claims are decided on the CIFAR-10 one below
         Group(
             "(c) CIFAR-10 imbalance",
             ROBUST,
