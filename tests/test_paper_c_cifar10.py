@@ -298,7 +298,8 @@ def test_the_pages_reading_of_the_committed_imbalance_records():
     loss hurts at every ratio (VAT and Retrieve at 10 % significantly below Supervised); every CRUST and L2RW run
     diverged; where a coreset run's best-validation epoch precedes the second selection, Retrieve and Random (same
     seed, ratio and budget) have the same test accuracy -- both trained on the same random first coreset; and the
-    ledger's imbalance claims are decided by this stand-in's final-model reading."""
+    ledger's imbalance claims are decided by this stand-in's final-model reading, while c_robust's MNIST imbalance
+    stand-in fails its controls (that page says so)."""
     from sslkit.experiments import catalog
     from sslkit.experiments.paper_c import report as R
     from sslkit.experiments.paper_c.robust_evidence import final_model_records
@@ -323,6 +324,9 @@ def test_the_pages_reading_of_the_committed_imbalance_records():
     same_epoch = [(a, b) for a, b in pairs if a["best_epoch"] == b["best_epoch"]]
     assert len(same_epoch) >= 10  # the page's note has something to explain
     assert all(a["test_acc"] == b["test_acc"] for a, b in same_epoch)
+    states = catalog.stand_ins().set_index(["experiment", "stand-in"])["state"]
+    assert states[("c_robust", "cpu_imbalance")] == "cannot decide"  # c_robust: the MNIST one decides nothing
+    assert states[("c_robust_cifar10", "cpu_cifar10_imbalance_final")] == "passes"
     ledger = catalog.ledger(paper="C").set_index("id")
     for claim in ("C-R-imb", "C-R-imb-1.5"):
         assert ledger.loc[claim, "verdict"] == "does not hold"
