@@ -294,6 +294,14 @@ def test_book_table_keeps_row_labels_of_an_unnamed_index():
     assert list(part.columns) == ["", "acc"] and list(part[""]) == ["Retrieve", "Random"]
     (part,) = book_table(pd.DataFrame({"acc": [1.0, 2.0]})).parts  # 0..n: nothing to keep
     assert list(part.columns) == ["acc"]
+    # row numbers left by sorting or filtering say nothing either (they showed as an unlabeled column of 6, 5, 2, ...)
+    sorted_rows = pd.DataFrame({"method": ["b", "a", "c"], "acc": [2.0, 1.0, 3.0]}).sort_values("acc")
+    filtered = pd.DataFrame({"acc": [1.0, 2.0, 3.0]}).iloc[[2, 0]]
+    for df in (sorted_rows, filtered, sorted_rows.set_index("method", append=False).reset_index().iloc[1:]):
+        (part,) = book_table(df).parts
+        assert "" not in part.columns and list(part.columns) == [c for c in df.columns], list(part.columns)
+    (part,) = book_table(pd.DataFrame({"acc": [1.0]}, index=pd.Index([7], name="seed"))).parts  # named: a label
+    assert list(part.columns) == ["seed", "acc"] and list(part["seed"]) == ["7"]
 
 
 def test_book_table_splits_wide_tables_repeating_the_keys_and_checks_names():

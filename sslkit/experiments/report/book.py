@@ -108,7 +108,8 @@ def book_table(
     Parameters
     ----------
     df : DataFrame
-        Any table; its index becomes the leading columns (a plain unnamed 0..n index is dropped).
+        Any table; its index becomes the leading columns (an unnamed integer index, row numbers whether 0..n or
+        left by filtering and sorting, is dropped).
     labels : dict, optional
         More id -> label pairs on top of :data:`LABELS`, applied to column names and to text cells.
     first : sequence of column names
@@ -133,9 +134,14 @@ def book_table(
         raise ValueError(f"max_columns must be at least 1, got {max_columns}")
     labels = {**LABELS, **(labels or {})}
     frame = df.copy()
-    plain = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None and frame.index.start == 0
+    # an unnamed integer index is row numbers (0..n, or what filtering and sorting left of them): it says nothing
+    plain = (
+        frame.index.name is None
+        and not isinstance(frame.index, pd.MultiIndex)
+        and pd.api.types.is_integer_dtype(frame.index.dtype)
+    )
     if plain or frame.empty and frame.index.name is None:
-        frame = frame.reset_index(drop=True)  # a 0..n index says nothing: dropped
+        frame = frame.reset_index(drop=True)  # dropped
     else:  # row labels become the leading columns (an unnamed one gets an empty header)
         frame = frame.rename_axis([n if n is not None else "" for n in frame.index.names]).reset_index()
     if isinstance(frame.columns, pd.MultiIndex):  # one header row: "level 1 · level 2" (labelled)
