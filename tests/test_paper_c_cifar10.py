@@ -121,7 +121,7 @@ def test_cifar10_controls_are_table_12s_cifar10_orderings():
 def test_the_lowlr_reading_changes_only_the_rate_runs_at_75_percent_and_never_decides():
     """The third reading: every method at lr 0.003 (at the paper's 0.03 L2RW and CRUST diverge on the head), only at
     75 % OOD, with the two controls whose arms are there; a rate chosen after seeing the runs is a named reading the
-    claims' cells never read (and would rank with the sensitivity protocols in FAITHFUL), so it decides no claim."""
+    claims' cells never read, so it decides no claim."""
     from sslkit.experiments import catalog
     from sslkit.experiments.paper_c.controls import CONTROLS
     from sslkit.experiments.paper_c.experiments_cifar10 import LOWLR, ROBUST_CIFAR10, cifar10_lowlr_configs
@@ -140,7 +140,6 @@ def test_the_lowlr_reading_changes_only_the_rate_runs_at_75_percent_and_never_de
     )
     assert {c.higher["ratio"] for c in mine} == {c.lower["ratio"] for c in mine} == {0.75}
     assert faithfulness("cpu_cifar10_final") == 1  # the main reading scored on the final model decides
-    assert faithfulness("cpu_cifar10_lowlr_final") == faithfulness("cpu_cifar10_lowlr") == 3  # sensitivity
     # a named reading: the claims' cells never read its records (the page shows them)
     recs = catalog.records("c_robust_cifar10", "cpu")
     assert any(r["config"]["protocol"] == "cpu_cifar10_lowlr" for r in recs)
