@@ -8,6 +8,7 @@ in the tests (the library never builds an n x n matrix).
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 import pytest
@@ -279,3 +280,59 @@ def test_loop_passes_shared_by_a_thread_pool_give_the_same_rows_and_selection(mo
         assert pools == []
     finally:
         torch.set_num_threads(before)
+
+
+def test_speculative_loop_is_the_cached_loop_bit_for_bit(monkeypatch):
+    """Past CPU_CANDIDATES samples the CPU loop speculates on the candidates and verifies on the whole objective:
+    the indices and objective are the cached loop's bit for bit (GKHR and GKH, several lookaheads), in fewer passes
+    over the features than picks; a tiny candidate set (speculation wrong almost every step) still gives them."""
+    import sslkit.select.herding as herding
+    from sslkit.select.kernel import kernel_rows, lifted, partner
+
+    gen = torch.Generator().manual_seed(3)
+    X = torch.cat([torch.randn(2500, 12, generator=gen), 0.3 * torch.randn(500, 12, generator=gen) + 2.0])
+    Z = lifted(X, 4.0)
+    few, many = kernel_rows(Z, partner(Z[:16])), kernel_rows(Z, partner(Z[:40]))
+    same_bits = torch.equal(few, many[:16])  # this BLAS rounds 16- and 40-row products alike (MIN_PASS_ROWS)
+    for cls, m in ((GKHR, 150), (GKH, 200)):
+        for lookahead in (3, 16):
+            kw = dict(alpha=0.8, bandwidth=4.0, lookahead=lookahead, device="cpu")
+            monkeypatch.setattr(herding, "CPU_CANDIDATES", 10**9)
+            cached = cls(m, **kw).fit(X)
+            for candidates in (300, 20):
+                monkeypatch.setattr(herding, "CPU_CANDIDATES", candidates)
+                spec = cls(m, **kw).fit(X, mu=cached.mu_)
+                np.testing.assert_array_equal(spec.indices_, cached.indices_)
+                if same_bits and lookahead >= herding.MIN_PASS_ROWS:
+                    np.testing.assert_array_equal(spec.objective_, cached.objective_)
+                else:  # the cached loop's 3-row products round differently from a pass's 16 rows
+                    np.testing.assert_allclose(spec.objective_, cached.objective_, rtol=0, atol=1e-6)
+                assert spec.passes_ <= m
+                if candidates == 300 and lookahead == 16:
+                    assert spec.passes_ < m / 3 < cached.passes_ + m / 3  # the speculation pays
+    assert cls is GKH and len(np.unique(spec.indices_)) < m  # GKH repeats picks through the speculation too
+
+
+def test_speculation_keeps_the_argmin_among_tied_candidates(monkeypatch):
+    """Exact ties at the candidates' boundary cannot leave the argmin out: when topk returns tied candidates
+    without the argmin (smallest index among ties), the speculation puts it back, so its first pick is always
+    the objective's argmin and the loop never stalls; the selection is the cached loop's."""
+    import sslkit.select.herding as herding
+
+    X = torch.randn(1200, 5, generator=torch.Generator().manual_seed(0))
+    flat = np.full(1200, 0.5)  # every mu equal: the first step is a 1200-way tie, the argmin is index 0
+    monkeypatch.setattr(herding, "CPU_CANDIDATES", 10**9)
+    cached = GKHR(60, bandwidth=2.0, device="cpu").fit(X, mu=flat)
+    left_out = []
+
+    def topk_last_among_ties(T, k, **kw):  # the k smallest, ties broken towards the largest index
+        order = torch.from_numpy(np.lexsort((-np.arange(len(T)), T.numpy()))[:k])
+        left_out.append(int(torch.argmin(T)) not in order)
+        return types.SimpleNamespace(values=T[order], indices=order)
+
+    monkeypatch.setattr(herding.torch, "topk", topk_last_among_ties)
+    monkeypatch.setattr(herding, "CPU_CANDIDATES", 7)
+    spec = GKHR(60, bandwidth=2.0, device="cpu").fit(X, mu=flat)
+    assert left_out[0]  # the first step's candidates came without the argmin
+    np.testing.assert_array_equal(spec.indices_, cached.indices_)
+    assert spec.indices_[0] == 0 and spec.passes_ <= 60

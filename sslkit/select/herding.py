@@ -12,20 +12,31 @@ only, so it never repeats an index; GKH takes it over all points, so ``indices_`
 with replacement; then ``m > n`` is allowed too).
 
 Implementation: ``mu`` by upper-triangular tiles (:func:`kernel_row_sums`), then each step needs one
-kernel row ``k(x_{i*}, X)`` and a masked argmin. Memory ``O(n d + block_size^2)`` (on a CPU including a
-cache of at most ``max(lookahead, min(8 lookahead, d + 2))`` kernel rows); time ``O(n^2 d / 2 + m n d)``.
-On a GPU (``lookahead=1`` by default) each step is one matrix-vector product and the chosen index stays on
-the device (no host synchronisation per step). On a CPU one kernel row costs a full read of the features
-(memory-bound: a matrix-vector product over the 100 MB of the n = 50 000, d = 512 benchmark), while the
-rows of ``lookahead`` points cost about the same in one pass (:func:`~sslkit.select.kernel.kernel_rows`).
-So (``lookahead=32`` there) the loop keeps a cache of kernel rows: when the argmin's row is not cached, one
-pass computes it together with the rows of the next ``lookahead - 1`` smallest uncached entries of the
-objective (the likeliest next picks); rows stay cached until their point is picked or evicted. The rows are
-exact kernel rows, so the selection does not depend on the caching. Which point is picked next cannot be
-predicted much further ahead: on the benchmark's Gaussian features the pick of step p ranks about 4th in the
-objective of step p - 1 (90 % within the top 20) but about 80th five steps earlier, so 400 picks take ~100
-passes over the features (~3300 rows, eight per pick; 129 passes with 16 rows per pass, 74 with 64, whose
-passes cost more): the loop is bound by those passes, not by its ``m n d`` multiply-adds.
+kernel row ``k(x_{i*}, X)`` and a masked argmin. Memory ``O(n d + block_size^2)`` (on a CPU plus a cache of
+kernel rows and the candidates below); time ``O(n^2 d / 2 + m n d)``. On a GPU (``lookahead=1`` by default)
+each step is one matrix-vector product and the chosen index stays on the device (no host synchronisation per
+step). On a CPU one kernel row costs a full read of the features (memory-bound: a matrix-vector product over
+the 100 MB of the n = 50 000, d = 512 benchmark), while the rows of ``lookahead`` points cost little more in
+one pass (:func:`~sslkit.select.kernel.kernel_rows`). So the CPU loop computes rows ``lookahead`` at a time,
+for the points most likely to be picked next:
+
+* **Up to** ``CPU_CANDIDATES`` **samples: a cache.** When the argmin's row is not cached, one pass computes it
+  together with the rows of the next ``lookahead - 1`` smallest uncached entries of the objective; rows stay
+  cached until their point is picked or evicted. The pick of step p ranks about 4th in the objective of step
+  p - 1 (90 % within the top 20), but about 80th five steps earlier, so on the benchmark this cache computes
+  about eight rows per pick.
+* **Beyond: speculation, then verification.** From the exact objective, the loop runs ahead on the
+  ``CPU_CANDIDATES`` smallest entries alone -- the same steps, with the kernel rows restricted to those
+  candidates (a cache as above, over 4 096 rows instead of n) -- for ``lookahead`` picks. One pass over the
+  features then computes the full rows of those picks, and the loop replays them on the whole objective,
+  keeping each pick as long as it is the argmin there. The speculation is exact on the candidates, so it is
+  right until a point outside them becomes the argmin; the first pick of each pass is the argmin itself, so
+  every pass makes progress. On the benchmark a pass keeps about 13 of its 16 picks: 30 passes for 400 picks
+  where the cache alone makes 102 of 32 rows, 0.85 s against 2.5 s (2-core AMD EPYC).
+
+Either way every row used is the exact kernel row a pass of at least ``MIN_PASS_ROWS`` rows gives, so the
+selection (indices and objective, bit for bit) does not depend on the caching, the speculation or the
+candidates: they decide only how many passes it takes (``passes_``).
 Ties go to the smallest index (``torch.argmin``), so the result is deterministic given the features; no
 randomness is involved except the seeded subsample of the median bandwidth when ``n > bandwidth_samples``.
 
@@ -70,12 +81,24 @@ from sslkit.select.mmd import check_mu
 __all__ = ["GKHR", "GKH", "auto_alpha"]
 
 
-#: Kernel rows per pass over the features in the CPU loop (module docstring: on the n = 50 000, d = 512 benchmark
-#: 32 takes 102 passes and 3.5 s, 16 takes 129 passes and 4.1 s, 64 takes 74 dearer passes and 4.4 s; AVX2, 2 cores).
-CPU_LOOKAHEAD = 32
+#: Kernel rows per pass over the features in the CPU loop: the picks speculated per pass (past ``CPU_CANDIDATES``
+#: samples) or the rows cached per pass (module docstring). On the n = 50 000, d = 512 benchmark 16 takes 30 passes
+#: and 0.85 s, 32 takes 29 dearer passes and 1.14 s, 8 takes 52 passes (2-core AMD EPYC, AVX-512, 2026-12-06)
+CPU_LOOKAHEAD = 16
+#: Candidates of the CPU loop's speculation: past this many samples each pass over the features computes the rows of
+#: the picks speculated on the objective's ``CPU_CANDIDATES`` smallest entries (module docstring; on the benchmark
+#: 2048 takes 37 passes, 4096 30, 8192 22 whose speculation costs more: 0.96, 0.85, 1.43 s)
+CPU_CANDIDATES = 4096
+#: Rows of the candidates' kernel cache filled per pass over the candidates in the speculation
+CANDIDATE_LOOKAHEAD = 32
+#: Fewest partner rows in a pass over the features: BLAS rounds a product with fewer columns differently, so a pass
+#: pads its picks to this many and every kernel row has the bits of the cached loop's (``tests/test_select_herding``)
+MIN_PASS_ROWS = 16
 #: Rows of the features per chunk of a pass in the CPU loop (:func:`~sslkit.select.kernel.kernel_rows`); a pass over
 #: at least two chunks is shared among torch's thread count of Python threads (module docstring, "Threads")
 ROW_CHUNK = 4096
+#: Rows of the candidates per chunk of a pass in the speculation (shared by the same pool)
+CANDIDATE_CHUNK = 1024
 
 
 def auto_alpha(m: int) -> float:
@@ -207,12 +230,19 @@ class _Herding(Params):
         if lookahead == 1:  # one kernel row per step; the index stays on the device (no host sync)
             indices = torch.empty(self.m, dtype=torch.long, device=dev)
             objective = torch.empty(self.m, dtype=torch.float64, device=dev)
+            self.passes_ = self.m
             for p in self._steps():
                 i = torch.argmin(T).view(1)  # first index among ties
                 indices[p - 1] = i[0]
                 objective[p - 1] = T[i][0]
                 self._update(T, kernel_row(Z, partner(Z[i])[0]), amu, p, i)
             return indices, objective
+        if n <= CPU_CANDIDATES:  # a small pool: the cache of full kernel rows is all it takes
+            return self._cached_loop(Z, T, amu, lookahead, pmap)
+        return self._speculative_loop(Z, T, amu, lookahead, pmap)
+
+    def _cached_loop(self, Z, T, amu, lookahead, pmap=map):
+        """Each step's row from a :class:`_RowCache` of full kernel rows (module docstring)."""
         rows = _RowCache(Z, lookahead, pmap)
         indices = np.empty(self.m, dtype=np.int64)
         objective = np.empty(self.m, dtype=np.float64)
@@ -222,7 +252,56 @@ class _Herding(Params):
             self._update(T, rows.get(i, T), amu, p, i)
             if not self._replace:
                 rows.drop(i)  # GKHR never picks i again
+        self.passes_ = rows.passes
         return torch.from_numpy(indices), torch.from_numpy(objective)
+
+    def _speculative_loop(self, Z, T, amu, lookahead, pmap=map):
+        """Speculate up to ``lookahead`` picks on the candidates, compute their full rows in one pass, keep the
+        picks the exact objective confirms (module docstring). The same steps, rows and bits as the cached loop."""
+        indices = np.empty(self.m, dtype=np.int64)
+        objective = np.empty(self.m, dtype=np.float64)
+        steps, p = iter(self._steps()), 1
+        self.passes_ = 0
+        while p <= self.m:
+            picks = self._speculate(Z, T, amu, p, min(lookahead, self.m - p + 1), pmap)
+            cols = picks + picks[-1:] * (MIN_PASS_ROWS - len(picks))  # >= MIN_PASS_ROWS partners: the same bits
+            rows = kernel_rows(Z, partner(Z[torch.tensor(cols, device=Z.device)]), ROW_CHUNK, pmap)
+            self.passes_ += 1
+            for k, i in enumerate(picks):
+                if k and int(torch.argmin(T)) != i:  # (the first is the argmin by construction)
+                    break  # the speculation left the candidates: the next pass starts from here
+                indices[p - 1], objective[p - 1] = i, float(T[i])
+                self._update(T, rows[k], amu, p, i)
+                p += 1
+                next(steps, None)
+        next(steps, None)  # (closes a progress bar)
+        return torch.from_numpy(indices), torch.from_numpy(objective)
+
+    def _speculate(self, Z, T, amu, p, depth, pmap=map) -> list[int]:
+        """The next ``depth`` picks as the loop would make them if they all came from the ``CPU_CANDIDATES``
+        smallest entries of the objective: the first is its argmin; the rest are exact on those candidates
+        (their kernel rows restricted to the candidates, from a :class:`_RowCache` of ``Z``'s candidate rows)."""
+        first = int(torch.argmin(T))  # first index among ties
+        c = min(CPU_CANDIDATES, T.shape[0] if self._replace else T.shape[0] - p + 1)  # the finite entries
+        cand = torch.topk(T, c, largest=False, sorted=False).indices
+        if not bool((cand == first).any()):  # ties at the boundary: keep the argmin among the candidates
+            cand[0] = first
+        cand = torch.sort(cand).values  # index order, so argmin's ties go to the smallest index as on all of T
+        Tc, amuc = T[cand], amu[cand]
+        rows = _RowCache(Z[cand], CANDIDATE_LOOKAHEAD, pmap, CANDIDATE_CHUNK)
+        picks = [first]
+        j = int(torch.nonzero(cand == first)[0, 0])
+        for k in range(depth):
+            if k:
+                j = int(torch.argmin(Tc))
+                if not math.isfinite(float(Tc[j])):
+                    break
+                picks.append(int(cand[j]))
+            if k + 1 < depth:
+                self._update(Tc, rows.get(j, Tc), amuc, p + k, j)
+                if not self._replace:
+                    rows.drop(j)
+        return picks
 
     def _steps(self):
         """The picks 1..m, under a ``tqdm`` bar with ``progress=True`` (silenced by ``SSLKIT_PROGRESS=0``)."""
@@ -257,9 +336,10 @@ class GKHR(_Herding):
       else on a subsample drawn with ``seed``) or a positive number ``sigma`` of
       ``k(x,y) = exp(-||x-y||^2 / sigma^2)``.
     * ``m <= n``; ``m = n`` returns a permutation of all samples.
-    * ``lookahead``: kernel rows computed per pass over the features in the greedy loop, cached (module
-      docstring; ``None`` = 32 on a CPU, 1 on a GPU: one row per step, no cache). Any value selects the
-      same indices up to float rounding of near-ties (a product of fewer than 8 rows may round differently).
+    * ``lookahead``: kernel rows computed per pass over the features in the greedy loop (module docstring:
+      the picks speculated per pass, or the rows cached; ``None`` = 16 on a CPU, 1 on a GPU: one row per
+      step, no cache). Any value selects the same indices up to float rounding of near-ties (BLAS may round
+      a product of fewer than ``MIN_PASS_ROWS`` rows differently).
     * ``progress``: a ``tqdm`` bar over the ``m`` picks (``SSLKIT_PROGRESS=0`` silences it).
     * ``mu_method``: ``"exact"`` (Algorithm 1's line 1, ``O(n^2 d)``) or an unbiased estimate from ``mu_size``
       kernel samples per row, ``O(n mu_size d)``: ``"landmarks"`` or ``"rff"`` (:mod:`sslkit.select.kernel_mean`,
@@ -269,7 +349,7 @@ class GKHR(_Herding):
 
     Attributes after ``fit``: ``indices_`` (int64, distinct, selection order; the first is
     ``argmax mu``, the densest point), ``alpha_``, ``bandwidth_``, ``mu_``, ``objective_``, ``timings_``,
-    ``seconds_`` (``timings_["total"]``).
+    ``seconds_`` (``timings_["total"]``), ``passes_`` (passes over the features the greedy loop made).
 
     Non-finite kernels are refused: when the features divided by the bandwidth overflow (a tiny
     bandwidth, huge feature values) ``fit`` raises ``ValueError`` instead of returning the repeated
@@ -310,16 +390,18 @@ class _RowCache:
     a point that is not cached, one pass computes it together with the rows of the ``lookahead - 1`` smallest
     uncached entries of the objective (the likeliest next picks); rows stay cached until the point is picked
     (GKHR) or evicted to make room (largest objective first). Every row is the same kernel row whichever pass
-    computed it, so the selection does not depend on the caching.
+    computed it, so the selection does not depend on the caching. ``pmap`` / ``chunk``: the passes' map and rows
+    per chunk (:func:`~sslkit.select.kernel.kernel_rows`; ``0`` = ``ROW_CHUNK``); ``passes`` counts them.
     """
 
-    def __init__(self, Z: torch.Tensor, lookahead: int, pmap=map):
+    def __init__(self, Z: torch.Tensor, lookahead: int, pmap=map, chunk: int = 0):
         n = Z.shape[0]
-        self.Z, self.lookahead, self.pmap = Z, lookahead, pmap
+        self.Z, self.lookahead, self.pmap, self.chunk = Z, lookahead, pmap, chunk or ROW_CHUNK
         cap = min(max(lookahead, min(8 * lookahead, Z.shape[1])), n)
         self.rows = torch.empty(cap, n, dtype=Z.dtype, device=Z.device)
         self.slot = np.full(n, -1, dtype=np.int64)  # row slot of each point, -1 = not cached
         self.owner = np.full(cap, -1, dtype=np.int64)  # point held by each slot, -1 = free
+        self.passes = 0
 
     def get(self, i: int, T: torch.Tensor) -> torch.Tensor:
         if self.slot[i] < 0:
@@ -350,5 +432,6 @@ class _RowCache:
             free = np.flatnonzero(self.owner < 0)
         slots = free[:want]
         zc = self.Z[torch.from_numpy(cand).to(dev)]
-        self.rows[torch.from_numpy(slots).to(dev)] = kernel_rows(self.Z, partner(zc), ROW_CHUNK, self.pmap)
+        self.rows[torch.from_numpy(slots).to(dev)] = kernel_rows(self.Z, partner(zc), self.chunk, self.pmap)
         self.owner[slots], self.slot[cand] = cand, slots
+        self.passes += 1
