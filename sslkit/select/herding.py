@@ -47,7 +47,8 @@ when another process holds a core, wait for a worker thread that is not running 
 beside one busy process on a loaded 2-core machine: the loop 40 s with 2 threads, 3.2 s with one;
 ``benchmarks/contention.py``). So the loop runs with one thread (the same task pool's block). Its
 passes over the features (``lookahead`` rows at a time, large at a million points) are split into chunks of
-:data:`ROW_CHUNK` rows that the same kind of pool computes. Each piece is the computation one thread does, so the
+:data:`ROW_CHUNK` rows that the same kind of pool computes, and so are the speculation's passes over the candidates
+(chunks of :data:`CANDIDATE_CHUNK` rows). Each piece is the computation one thread does, so the
 thread count does not change mu, the kernel rows, the objective or the selected indices.
 """
 
