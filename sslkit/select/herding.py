@@ -26,17 +26,18 @@ for the points most likely to be picked next:
   p - 1 (90 % within the top 20), but about 80th five steps earlier, so on the benchmark this cache computes
   about eight rows per pick.
 * **Beyond: speculation, then verification.** From the exact objective, the loop runs ahead on the
-  ``CPU_CANDIDATES`` smallest entries alone -- the same steps, with the kernel rows restricted to those
-  candidates (a cache as above, over 4 096 rows instead of n) -- for ``lookahead`` picks. One pass over the
-  features then computes the full rows of those picks, and the loop replays them on the whole objective,
-  keeping each pick as long as it is the argmin there. The speculation is exact on the candidates, so it is
-  right until a point outside them becomes the argmin; the first pick of each pass is the argmin itself, so
-  every pass makes progress. On the benchmark a pass keeps about 13 of its 16 picks: 30 passes for 400 picks
-  where the cache alone makes 102 of 32 rows, 0.85 s against 2.5 s (2-core AMD EPYC).
+  ``max(CPU_CANDIDATES, n // 64)`` smallest entries alone -- the same steps, with the kernel rows restricted to
+  those candidates (a cache as above, over 4 096 rows instead of n = 50 000) -- for ``lookahead`` picks.
+  One pass over the features then computes the full rows of those picks, and the loop replays them on the
+  whole objective, keeping each pick as long as it is the argmin there. The speculation is exact on the
+  candidates, so it is right until a point outside them becomes the argmin; the first pick of each pass is
+  the argmin itself, so every pass makes progress. On the benchmark a pass keeps about 13 of its 16 picks:
+  30 passes for 400 picks where the cache alone makes 102 of 32 rows, 0.85 s against 2.5 s (2-core AMD EPYC).
 
 Either way every row used is the exact kernel row a pass of at least ``MIN_PASS_ROWS`` rows gives, so the
 selection (indices and objective, bit for bit) does not depend on the caching, the speculation or the
 candidates: they decide only how many passes it takes (``passes_``).
+
 Ties go to the smallest index (``torch.argmin``), so the result is deterministic given the features; no
 randomness is involved except the seeded subsample of the median bandwidth when ``n > bandwidth_samples``.
 
@@ -87,8 +88,9 @@ __all__ = ["GKHR", "GKH", "auto_alpha"]
 #: and 0.85 s, 32 takes 29 dearer passes and 1.14 s, 8 takes 52 passes (2-core AMD EPYC, AVX-512, 2026-12-06)
 CPU_LOOKAHEAD = 16
 #: Candidates of the CPU loop's speculation: past this many samples each pass over the features computes the rows of
-#: the picks speculated on the objective's ``CPU_CANDIDATES`` smallest entries (module docstring; on the benchmark
-#: 2048 takes 37 passes, 4096 30, 8192 22 whose speculation costs more: 0.96, 0.85, 1.43 s)
+#: the picks speculated on the objective's ``max(CPU_CANDIDATES, n // 64)`` smallest entries (module docstring; on the
+#: n = 50 000 benchmark 2048 takes 37 passes, 4096 30, 8192 22 whose speculation costs more: 0.96, 0.85, 1.43 s; at
+#: a million, where a pass reads 2 GB, 16 384 took 158 passes and 61 s, 4096 230 and 71-75 s, 65 536 101 and 69 s)
 CPU_CANDIDATES = 4096
 #: Rows of the candidates' kernel cache filled per pass over the candidates in the speculation
 CANDIDATE_LOOKAHEAD = 32
@@ -279,11 +281,12 @@ class _Herding(Params):
         return torch.from_numpy(indices), torch.from_numpy(objective)
 
     def _speculate(self, Z, T, amu, p, depth, pmap=map) -> list[int]:
-        """The next ``depth`` picks as the loop would make them if they all came from the ``CPU_CANDIDATES``
-        smallest entries of the objective: the first is its argmin; the rest are exact on those candidates
+        """The next ``depth`` picks as the loop would make them if they all came from the ``max(CPU_CANDIDATES,
+        n // 64)`` smallest entries of the objective: the first is its argmin; the rest are exact on those candidates
         (their kernel rows restricted to the candidates, from a :class:`_RowCache` of ``Z``'s candidate rows)."""
         first = int(torch.argmin(T))  # first index among ties
-        c = min(CPU_CANDIDATES, T.shape[0] if self._replace else T.shape[0] - p + 1)  # the finite entries
+        n = T.shape[0]
+        c = min(max(CPU_CANDIDATES, n // 64), n if self._replace else n - p + 1)  # at most the finite entries
         cand = torch.topk(T, c, largest=False, sorted=False).indices
         if not bool((cand == first).any()):  # ties at the boundary: keep the argmin among the candidates
             cand[0] = first
