@@ -282,19 +282,20 @@ class _Herding(Params):
 
     def _speculate(self, Z, T, amu, p, depth, pmap=map) -> list[int]:
         """The next ``depth`` picks as the loop would make them if they all came from the ``max(CPU_CANDIDATES,
-        n // 64)`` smallest entries of the objective: the first is its argmin; the rest are exact on those candidates
-        (their kernel rows restricted to the candidates, from a :class:`_RowCache` of ``Z``'s candidate rows)."""
+        n // 64)`` smallest entries of the objective: the first is its argmin (alone, when a tie left it out of the
+        candidates); the rest are exact on the candidates (their kernel rows restricted to them, from a
+        :class:`_RowCache` of ``Z``'s candidate rows)."""
         first = int(torch.argmin(T))  # first index among ties
         n = T.shape[0]
         c = min(max(CPU_CANDIDATES, n // 64), n if self._replace else n - p + 1)  # at most the finite entries
         cand = torch.topk(T, c, largest=False, sorted=False).indices
-        if not bool((cand == first).any()):  # ties at the boundary: keep the argmin among the candidates
-            cand[0] = first
         cand = torch.sort(cand).values  # index order, so argmin's ties go to the smallest index as on all of T
+        j = int(torch.searchsorted(cand, first))  # the argmin's position among the candidates
+        if j == c or int(cand[j]) != first:  # a tie at the boundary left it out: this pass computes its row alone
+            return [first]
         Tc, amuc = T[cand], amu[cand]
         rows = _RowCache(Z[cand], CANDIDATE_LOOKAHEAD, pmap, CANDIDATE_CHUNK)
         picks = [first]
-        j = int(torch.nonzero(cand == first)[0, 0])
         for k in range(depth):
             if k:
                 j = int(torch.argmin(Tc))
