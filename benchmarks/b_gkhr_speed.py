@@ -9,10 +9,11 @@ memory), then per step the kernel row as the formula reads, ``exp(-((X - x_i)**2
 masked argmin. Two stronger numpy variants are timed too: the same with the kernel row from the expansion
 (one matrix-vector product per step), in float64 and in float32 (BLAS). The ratio against each peer,
 measured side by side in this run, is printed; the gate is on the literal reference. sslkit's GKHR computes
-mu from upper-triangular tiles (each off-diagonal tile used twice) with the exponent from one float32 matrix
-product, multi-threaded by torch, and on the CPU computes kernel rows 16 per pass over the features: the rows of
-picks speculated on the 4 096 smallest entries of the objective and verified on all of it (``lookahead``;
-:mod:`sslkit.select.herding` says why the loop is bound by those passes; their number is printed).
+mu from upper-triangular tiles (each off-diagonal tile used twice, each diagonal one from three quarters) with the
+base-2 exponent from one float32 matrix product and ``exp2``, multi-threaded by torch, and on the CPU computes
+kernel rows 16 per pass over the features: the rows of picks speculated on the 4 096 smallest entries of the
+objective and verified on all of it (``lookahead``; :mod:`sslkit.select.herding` says why the loop is bound by those
+passes; their number is printed).
 
 Compute floors (printed with the fraction reached): mu needs the ``n^2 / 2`` distinct kernel values, ``d``
 multiply-adds each (``n^2 d`` FLOP; plus ``n^2 / 2`` exponentials), the loop one kernel row per pick

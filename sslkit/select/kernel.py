@@ -20,6 +20,11 @@ each row becomes ``z = [sqrt(2) x/sigma, -|x/sigma|^2, -1]`` and its partner
 ``z' = [sqrt(2) y/sigma, 1, |y/sigma|^2]``, so that ``z . z' = -||x - y||^2 / sigma^2`` and one matrix
 product gives the exponent of a whole tile. The exponent is clamped at 0 (rounding could otherwise give
 ``k(x, x)`` slightly above 1).
+
+The kernel sums (:func:`kernel_row_sums`, and the tiles of alpha-MMD) take ``log2 e`` into the partner rows
+(:func:`partner_blocks`) and exponentiate with ``exp2``: ``exp(t) = 2^(t log2 e)``, and on a CPU ``exp2`` costs
+about a third of ``exp`` (0.28 against 0.82 ns a value on the 2-core AMD EPYC, about 8 % of a tile's time). The
+values agree with ``exp`` of the same exponent to float32 rounding (~1e-7 relative).
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ DEFAULT_BLOCK_SIZE = 2048
 #: rows lifted at once: a larger pool (a million rows, paper B's ImageNet scale) is lifted by chunks of this many
 #: rows, so lifting needs no full-size temporaries beside the result (:func:`lifted`)
 LIFT_CHUNK = 1 << 18
+#: ``log2 e``: the partner blocks of the kernel sums carry it, so that their tiles are ``exp2`` of the product
+LOG2E = 1.0 / math.log(2.0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -169,10 +176,33 @@ def _tile_sums(T: torch.Tensor, dim: int) -> torch.Tensor:
 
 
 def partner_blocks(Z: torch.Tensor, block_size: int) -> list[torch.Tensor]:
-    """The partner rows of ``Z`` (:func:`partner`) by blocks of ``block_size`` rows, each transposed and
-    contiguous (``(d + 2) x block``): a tile is then ``Za @ block``, which on a CPU runs about 10-20 % faster
-    than ``Za @ partner(Zb).T`` on a transposed view and gives the same bits. Memory: one more copy of ``Z``."""
-    return [partner(Z[j : j + block_size]).T.contiguous() for j in range(0, Z.shape[0], block_size)]
+    """The partner rows of ``Z`` (:func:`partner`) times ``log2 e`` by blocks of ``block_size`` rows, each
+    transposed and contiguous (``(d + 2) x block``): a tile of kernel values is then ``exp2(Za @ block)``
+    (:func:`_exp2_tile`; the transposed block runs about 10-20 % faster on a CPU than ``Za @ partner(Zb).T`` on a
+    transposed view). Memory: one more copy of ``Z``."""
+    return [partner(Z[j : j + block_size]).mul_(LOG2E).T.contiguous() for j in range(0, Z.shape[0], block_size)]
+
+
+def _exp2_tile(T: torch.Tensor) -> torch.Tensor:
+    """Kernel values from a tile of base-2 exponents (a product with :func:`partner_blocks`), in place."""
+    return T.clamp_(max=0.0).exp2_()
+
+
+def _diagonal_sums(Zi: torch.Tensor, block: torch.Tensor, tile: torch.Tensor) -> torch.Tensor:
+    """Row sums (float64) of the symmetric diagonal tile ``exp2(Zi @ block)``, from three of its four quarters: the
+    two on the diagonal and the upper-right one, whose column sums stand for the lower-left one's row sums (the
+    same values: 3/4 of the tile's multiply-adds instead of all of them)."""
+    m = Zi.shape[0]
+    h = (m + 1) // 2
+    sums = torch.zeros(m, dtype=torch.float64, device=Zi.device)
+    for a0, a1, b0, b1 in ((0, h, 0, h), (0, h, h, m), (h, m, h, m)):
+        if a1 > a0 and b1 > b0:
+            T = torch.mm(Zi[a0:a1], block[:, b0:b1], out=tile[: (a1 - a0) * (b1 - b0)].view(a1 - a0, b1 - b0))
+            _exp2_tile(T)
+            sums[a0:a1] += _tile_sums(T, 1)
+            if a0 != b0:
+                sums[b0:b1] += _tile_sums(T, 0)
+    return sums
 
 
 def band_sums(Z: torch.Tensor, blocks: list[torch.Tensor], bi: int, block_size: int) -> list[tuple]:
@@ -184,12 +214,12 @@ def band_sums(Z: torch.Tensor, blocks: list[torch.Tensor], bi: int, block_size: 
     :func:`accumulate_bands` adds them up in one fixed order."""
     i = bi * block_size
     Zi = Z[i : i + block_size]
-    out = []
     tile = torch.empty(Zi.shape[0] * blocks[bi].shape[1], dtype=Z.dtype, device=Z.device)  # one buffer per band
-    for bj in range(bi, len(blocks)):
+    out = [(_diagonal_sums(Zi, blocks[bi], tile), None)]
+    for bj in range(bi + 1, len(blocks)):
         T = torch.mm(Zi, blocks[bj], out=tile[: Zi.shape[0] * blocks[bj].shape[1]].view(Zi.shape[0], -1))
-        T.clamp_(max=0.0).exp_()
-        out.append((_tile_sums(T, 1), _tile_sums(T, 0) if bj != bi else None))
+        _exp2_tile(T)
+        out.append((_tile_sums(T, 1), _tile_sums(T, 0)))
     return out
 
 
@@ -211,8 +241,9 @@ def accumulate_bands(n: int, bands, block_size: int, device=None) -> torch.Tenso
 def symmetric_row_sums(Z: torch.Tensor, block_size: int) -> torch.Tensor:
     """``sum_j k(x_i, x_j)`` (diagonal included) by upper-triangular tiles, accumulated in float64.
 
-    Each off-diagonal tile is computed once and used twice (its row sums and its column sums), which
-    halves the work of the dense ``n x n`` computation; memory is one ``block x block`` tile plus the
+    Each off-diagonal tile is computed once and used twice (its row sums and its column sums), and each diagonal
+    tile from three of its quarters (:func:`_diagonal_sums`), which about halves the work of the dense ``n x n``
+    computation; memory is one ``block x block`` tile plus the
     transposed partner rows (:func:`partner_blocks`) and one band's sums (``n`` floats) per worker.
 
     On a CPU the bands are shared among torch's thread count of Python threads, each band on one torch thread
@@ -240,7 +271,7 @@ def cross_row_sums(Za: torch.Tensor, Zb: torch.Tensor, block_size: int) -> torch
         tile = torch.empty(Zi.shape[0] * blocks[0].shape[1], dtype=Za.dtype, device=Za.device)  # one buffer each
         for block in blocks:
             T = torch.mm(Zi, block, out=tile[: Zi.shape[0] * block.shape[1]].view(Zi.shape[0], -1))
-            sums[i : i + block_size] += _tile_sums(T.clamp_(max=0.0).exp_(), 1)
+            sums[i : i + block_size] += _tile_sums(_exp2_tile(T), 1)
 
     starts = range(0, Za.shape[0], block_size)
     with task_pool(Za.device, len(starts)) as pmap:  # each block on one torch thread

@@ -17,7 +17,7 @@ from ..runs.experiment import (
     Reading,
     Scale,
 )
-from ..runs.replay import KERNEL_SUMS, MEASURED
+from ..runs.replay import KERNEL_EXP2, KERNEL_SUMS, MEASURED
 from . import active as A
 from . import runs as R
 from . import selection as S
@@ -218,6 +218,7 @@ TABLE4_HEAD = Experiment(
         "EfficientNet-Lite0 features that each platform extracts itself (float32 convolutions) and a head trained "
         "by SGD on them"
     ),
+    drift=({"alpha_mmd2", "mmd2"}, 1e-6, KERNEL_EXP2),
 )
 TABLE4_SSL = Experiment(
     name="b_table4_ssl",
@@ -408,6 +409,7 @@ TABLE6 = Experiment(
     },
     version=A.PROTOCOL_VERSION,
     replay_note="SSL heads trained by SGD",
+    drift=({"alpha_mmd2"}, 1e-5, KERNEL_EXP2),
     pick_by=("selector",),
     uses=("b_table2",),
 )
