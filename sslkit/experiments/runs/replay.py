@@ -128,19 +128,8 @@ KERNEL_SUMS = (
     "commit d6e6044 (GKHR: BLAS tile sums) changed the summation order of the Gaussian-kernel sums after these "
     "records were written, so the last bits of alpha-MMD^2 / MMD^2 moved: about 1e-14 relative on float64 data, "
     "about 1e-6 on the float32 image features; the selections did not; "
-    "later the base-2 exponentials moved them again (KERNEL_EXP2)"
+    "later the base-2 exponentials moved them again (paper B's KERNEL_EXP2)"
 )
-#: The drift of the Gaussian-kernel sums from their base-2 exponentials (specs' ``drift``).
-KERNEL_EXP2 = (
-    "the kernel sums' tiles became exp2 of a product with log2 e folded into the partner rows, and each diagonal "
-    "tile three of its quarters (issue 48: mu at 82-88 % of its floor instead of 74-80 %) after these records were "
-    "written, so the last bits of alpha-MMD^2 / MMD^2 moved: 5e-8 relative on b_table4_head's replay, 5e-7 on "
-    "b_table6's, up to 1e-6 on b_table5's (float32 image features), about 1e-16 on float64 data; the selections did "
-    "not (the replays' trained accuracies are bit-identical), except where the fixed-width kernel of b_table5's "
-    "defect B2 is all but zero off the diagonal (mean 7e-26): there GKHR's picks are decided by rounding, as that page "
-    "says, and its two records (pretrained features, sigma = sqrt 2, m = 40 and 100) were rerun"
-)
-
 #: The drift of small networks trained on two torch threads before the Trainer's ``threads="auto"`` (specs' drift).
 ONE_THREAD_STEPS = (
     "commit 98c2d51 (Trainer threads='auto': a step under 1e8 forward FLOPs trains on one torch thread) changed the "
