@@ -6,8 +6,8 @@ argument and says what was wrong.
 
 * scalars: :func:`check_seed`, :func:`check_count`, :func:`check_bool`, :func:`check_real`,
   :func:`check_positive`, :func:`check_open_unit`;
-* arrays: :func:`check_features` (2-D, non-empty, real, finite), :func:`check_gradients` (the same with a
-  one-pass finiteness test for large matrices), :func:`check_labels` (integer class indices),
+* arrays: :func:`check_features` (2-D, non-empty, real, finite), :func:`check_gradients` (the same, named
+  for gradient matrices), :func:`check_labels` (integer class indices),
   :func:`check_indices` (integer positions into ``range(n)``: no floats, no negative or wrapped-around
   values, optionally distinct), :func:`check_symmetric`;
 * budgets: :func:`check_budget`, :func:`check_batch_size`, :func:`check_labeled_not_empty`;
@@ -145,25 +145,15 @@ def check_features(X, name: str = "X", *, device=None, dtype=None) -> torch.Tens
     if dtype is None:
         dtype = torch.float64 if t.dtype == torch.float64 else torch.float32
     t = t.to(device=device if device is not None else t.device, dtype=dtype)
-    if not bool(torch.isfinite(t).all()):
+    # one pass: a NaN or an infinity makes the sum non-finite, so the exact test (several full-size temporaries:
+    # 0.1 s for 50 000 x 512 on the 2-core CPU) runs only then, and tells an overflowing sum of finite entries apart
+    if not bool(torch.isfinite(t.sum())) and not bool(torch.isfinite(t).all()):
         raise ValueError(f"{name} contains NaN or infinite values")
     return t
 
 
 def check_gradients(G, name: str = "unlabeled gradients", *, device=None, dtype=None) -> torch.Tensor:
-    """Like :func:`check_features` for a large gradient matrix, with a one-pass finiteness test.
-
-    ``isfinite(G).all()`` makes several full-size temporaries (0.5 s for a 50 000 x 1290 matrix on the
-    2-core CPU); a NaN or an infinity makes the sum non-finite, so the exact test runs only when the sum is
-    not finite (an overflow of the sum of finite entries is then told apart from a real NaN/inf).
-    """
-    if isinstance(G, torch.Tensor) and G.dtype.is_floating_point and G.ndim == 2 and G.numel():
-        G = G.detach().to(
-            device=device if device is not None else G.device,
-            dtype=dtype if dtype is not None else (torch.float64 if G.dtype == torch.float64 else torch.float32),
-        )
-        if bool(torch.isfinite(G.sum())):
-            return G
+    """:func:`check_features` for a large gradient matrix (the same one-pass finiteness test)."""
     return check_features(G, name, device=device, dtype=dtype)
 
 

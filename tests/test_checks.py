@@ -102,3 +102,20 @@ def test_a_read_only_memory_mapped_array_is_read_without_a_warning(tmp_path):
         t = check_features(mapped)
     assert t.dtype == torch.float32 and t.numpy().tolist() == X.tolist()
     assert np.shares_memory(t.numpy(), mapped)  # not read into a copy
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_features_finiteness_is_exact_whatever_the_sum_does(dtype):
+    """The one-pass test (the sum's finiteness) must refuse every NaN / infinity, including those whose sum hides
+    nothing (+inf and -inf: the sum is NaN either way), and accept finite features whose sum overflows."""
+    big = np.finfo(dtype).max / 2
+    assert check_features(np.full((4, 3), big, dtype=dtype)).shape == (4, 3)  # sum overflows, every entry finite
+    for bad in (np.nan, np.inf, -np.inf):
+        X = np.zeros((5, 2), dtype=dtype)
+        X[3, 1] = bad
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            check_features(X)
+    X = np.full((4, 3), big, dtype=dtype)
+    X[0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        check_features(X)

@@ -56,9 +56,17 @@ def test_row_sums_float32_close_to_float64(toy):
 def test_a_large_pool_is_lifted_by_chunks_to_the_same_values(monkeypatch):
     from sslkit.select import kernel
 
+    def pool(d, dt):
+        return torch.randn(3000, d, generator=torch.Generator().manual_seed(d), dtype=dt)
+
+    cases = [(d, dt) for d in (7, 512) for dt in (torch.float32, torch.float64)]
+    by_chunks = {c: kernel.lifted(pool(*c), 9.0) for c in cases}  # 3000 rows > LIFT_CHUNK
     X = torch.randn(1000, 7, dtype=torch.float32)
     whole = kernel.lifted(X, 2.0)
     monkeypatch.setattr(kernel, "LIFT_CHUNK", 128)  # 1000 rows count as a large pool now
     assert torch.equal(kernel.lifted(X, 2.0), whole)
     with pytest.raises(ValueError, match="not finite"):
         kernel.lifted(torch.cat([X, torch.full((1, 7), 1e30)]), 1e-10)  # the check runs in every chunk
+    monkeypatch.setattr(kernel, "LIFT_CHUNK", 10**6)  # and at once against by chunks, wide rows, both dtypes
+    for c in cases:
+        assert torch.equal(kernel.lifted(pool(*c), 9.0), by_chunks[c]), c

@@ -294,7 +294,7 @@ class _Herding(Params):
         if j == c or int(cand[j]) != first:  # a tie at the boundary left it out: this pass computes its row alone
             return [first]
         Tc, amuc = T[cand], amu[cand]
-        rows = _RowCache(Z[cand], CANDIDATE_LOOKAHEAD, pmap, CANDIDATE_CHUNK)
+        rows = _RowCache(torch.index_select(Z, 0, cand), CANDIDATE_LOOKAHEAD, pmap, CANDIDATE_CHUNK)
         picks = [first]
         for k in range(depth):
             if k:
