@@ -114,6 +114,8 @@ def main(argv=None) -> int:
     sizes = [int(s) for s in args.compare.split(",") if s.strip()]
     if any(s > args.n for s in sizes):
         ap.error(f"--compare sizes must not exceed --n {args.n}")
+    if args.dir is not None:
+        Path(args.dir).mkdir(parents=True, exist_ok=True)
     print(f"[b_gkhr_million] {hardware_summary()}; torch threads {torch.get_num_threads()}")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         path = Path(tmp) / "features.npy"
