@@ -47,6 +47,38 @@ def gemm_rate(m: int = 2048, k: int = 514, n: int = 2048, device="cpu", seconds:
     return flops / wall, flops / cpu
 
 
+def pooled_gemm_rate(m: int = 2048, k: int = 514, n: int = 2048, seconds: float = 1.0) -> float:
+    """FLOP per wall-clock second that float32 ``(m x k) @ (k x n)`` products sustain when they run back to back
+    for about ``seconds``, each on one torch thread, torch's thread count of them at once through
+    :func:`sslkit.device.task_pool` -- the way GKHR's mu runs its tiles. Beside :func:`gemm_rate` (the best single
+    product, which a busy or throttled machine reaches only in its good moments) it tells how much of a gap to
+    the floor is the machine's sustained rate and how much the computation's own overhead."""
+    import threading
+
+    from sslkit.device import task_pool
+
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    local = threading.local()
+
+    def product(_):
+        if not hasattr(local, "out"):
+            local.out = torch.empty(m, n)
+        torch.mm(a, b, out=local.out)
+
+    workers = torch.get_num_threads()
+    t0 = time.perf_counter()
+    for _ in map(product, range(2)):  # warm-up, and the time of one product on all threads
+        pass
+    one = max((time.perf_counter() - t0) / 2, 1e-6)
+    tasks = max(workers, int(seconds / one))
+    with task_pool("cpu", tasks) as pmap:
+        t0 = time.perf_counter()
+        for _ in pmap(product, range(tasks)):
+            pass
+        wall = time.perf_counter() - t0
+    return 2.0 * m * k * n * tasks / wall
+
+
 def loglog_slope(xs, ys) -> float:
     """Least-squares slope of ``log y`` against ``log x`` (the exponent ``a`` of ``y ~ x^a``)."""
     lx = [math.log(x) for x in xs]
