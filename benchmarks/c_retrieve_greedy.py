@@ -29,7 +29,9 @@ Compute floor (printed with the fraction reached): per pick the re-linearised la
 ``(C x n_L) @ (n_L x D)``, the closed-form step's ``H h`` (``n_L x D``) and the candidates' gains (``s x d``),
 ``2 (n_L C D + n_L D + s d)`` FLOP, at the float32 GEMM rate of a large product on this machine in the same
 run and thread count (``benchmarks/machine.py``); the rate MKL reaches on the gradient's own ``10 x 4000 x
-128`` shape is printed too (the floor no implementation calling the BLAS for that product can beat).
+128`` shape is printed too (the floor no implementation calling the BLAS for that product can beat), and with
+it and ``H h``'s own rate the ceiling: those two products of every pick alone, everything else free, as a fraction
+of the floor, and the time a pick would have left for everything else at 50 % of the floor (not gated).
 Usage: ``python benchmarks/c_retrieve_greedy.py [--quick] [--n 50000] [--k 5000] [--n-labeled 4000]
 [--dim 128] [--repeats 3] [--threads 1] [--cords-n N | --no-cords] [--device cpu]`` (``--quick``: N = 10 000,
 k = 1 000, n_L = 1 000, CORDS on the first 2 000 rows; seconds).
@@ -167,10 +169,11 @@ def main(argv=None) -> int:
         return sel
 
     run(True)  # warm-up (allocator, threads)
-    rates, shape_rates, ours, paper = [], [], [], []
+    rates, shape_rates, step_rates, ours, paper = [], [], [], [], []
     for _ in range(args.repeats):  # interleaved with the rate measurements (the best rate is used)
         rates.append(gemm_rate(device=dev, seconds=0.5))
         shape_rates.append(gemm_rate(C, args.n_labeled, args.dim, device=dev, seconds=0.2))
+        step_rates.append(gemm_rate(args.n_labeled, args.dim, 1, device=dev, seconds=0.2))
         ours.append(run(True))
         paper.append(run(False))
     ours_s = statistics.median(r.timings_["total"] for r in ours)
@@ -194,6 +197,16 @@ def main(argv=None) -> int:
         f"alone: {shape_rate / 1e9:.0f}, {shape_cpu / 1e9:.0f}) -> floor {flops / rate:.2f} s; fraction reached "
         f"{flops / rate / ours_s:.0%} wall-clock, {flops / rate_cpu / ours_cpu:.0%} in CPU time "
         f"({flops / shape_cpu / ours_cpu:.0%} of the product's own rate)"
+    )
+    # the ceiling: the two products of every pick at their own shapes' best rates, everything else free
+    step_rate = max(r[0] for r in step_rates)
+    ceiling = args.k * (2.0 * C * args.n_labeled * args.dim / shape_rate + 2.0 * args.n_labeled * args.dim / step_rate)
+    slack = (2.0 * flops / rate - ceiling) / args.k  # what 50 % of the floor leaves each pick for the rest
+    print(
+        f"  ceiling: the gradient's product and the step's H h ({step_rate / 1e9:.0f} GFLOP/s at its own shape) alone, "
+        f"at this BLAS's best rates for their shapes, every other operation free: {ceiling:.2f} s = "
+        f"{flops / rate / ceiling:.0%} of the floor; 50 % of the floor leaves {slack * 1e6:.0f} us a pick for "
+        "everything else (softmax, gathers, gains, bookkeeping) (not gated)"
     )
     target = TARGET_S_GPU if dev.type == "cuda" else TARGET_S_CPU
     ok = ours_s <= target
