@@ -130,6 +130,7 @@ KERNEL_SUMS = (
     "about 1e-6 on the float32 image features; the selections did not; "
     "later the base-2 exponentials moved them again (paper B's KERNEL_EXP2)"
 )
+
 #: The drift of small networks trained on two torch threads before the Trainer's ``threads="auto"`` (specs' drift).
 ONE_THREAD_STEPS = (
     "commit 98c2d51 (Trainer threads='auto': a step under 1e8 forward FLOPs trains on one torch thread) changed the "
