@@ -20,7 +20,10 @@ multiply-adds each (``n^2 d`` FLOP; plus ``n^2 / 2`` exponentials), the loop one
 (``2 m n d`` FLOP), both at the float32 GEMM rate this machine reaches in the same run and thread count
 (``benchmarks/machine.py``). Beside it, not gated, the rate one-thread products sustain when torch's thread
 count of them run at once, as mu runs its tiles (``pooled_gemm_rate``), and the fractions at that rate: the
-part of the gap that is the machine's, not the computation's. The torch CPU capability is printed: run with
+part of the gap that is the machine's, not the computation's; and the ceiling: mu's products and exponentials
+and the loop's passes (one of 16 kernel rows per 16 picks) at the best rates one-thread pieces of those shapes
+sustain two at once in the same run, everything else free, as a fraction of the floor, and the time 80 % of the
+floor would leave for everything else. The torch CPU capability is printed: run with
 ``ATEN_CPU_CAPABILITY=avx2`` to check an AVX2 machine's dispatch on a newer CPU (MKL's matrix products keep their
 own dispatch).
 
@@ -51,11 +54,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from machine import cpu_capability, gemm_rate, pooled_gemm_rate  # noqa: E402
+from machine import cpu_capability, gemm_rate, pooled_exp2_rate, pooled_gemm_rate  # noqa: E402
 
 from sslkit.device import resolve_device  # noqa: E402
 from sslkit.experiments import hardware_summary  # noqa: E402
 from sslkit.select import GKHR, median_bandwidth  # noqa: E402
+from sslkit.select.herding import MIN_PASS_ROWS, ROW_CHUNK  # noqa: E402
 from sslkit.select.kernel import DEFAULT_BLOCK_SIZE  # noqa: E402
 
 TARGET_S_CPU, TARGET_S_GPU, TARGET_SPEEDUP = 15.0, 0.5, 3.0
@@ -100,6 +104,18 @@ def numpy_gkhr(
     return out
 
 
+def _kernel_values(n: int, block: int) -> int:
+    """Kernel values mu computes as :func:`sslkit.select.kernel.symmetric_row_sums` makes them: each tile above the
+    diagonal whole, each diagonal tile from three of its quarters (each a product of ``d + 2`` multiply-adds and
+    one exponential)."""
+    sizes = [min(block, n - i) for i in range(0, n, block)]
+    values = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1 :])
+    for s in sizes:
+        h = (s + 1) // 2
+        values += h * h + h * (s - h) + (s - h) ** 2
+    return values
+
+
 def _vm(key: str) -> float | None:
     try:
         with open("/proc/self/status") as f:
@@ -139,7 +155,11 @@ def main(argv=None) -> int:
     sigma = median_bandwidth(X, seed=0, device=dev)
     alpha = 1.0 - 1.0 / np.sqrt(m)
     rates = [gemm_rate(device=dev)]  # measured again after every sslkit run; the best is used
-    sustained = []  # one-thread products at once, as mu runs its tiles (not gated; the median is printed)
+    sustained, pass_rates, exp_rates = (
+        [],
+        [],
+        [],
+    )  # products on one thread each, at once, as mu and the loop run them (not gated)
     print(
         f"hardware: {hardware_summary(args.device)}; {cpu_capability()}; "
         f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; load average {os.getloadavg()[0]:.1f}"
@@ -165,6 +185,8 @@ def main(argv=None) -> int:
         rates.append(gemm_rate(device=dev))
         if dev.type == "cpu":
             sustained.append(pooled_gemm_rate())
+            pass_rates.append(pooled_gemm_rate(ROW_CHUNK, args.d + 2, MIN_PASS_ROWS))  # a loop pass's chunks
+            exp_rates.append(pooled_exp2_rate())
         if dev.type == "cuda":
             peak_growth = torch.cuda.max_memory_allocated(dev)
         elif can_reset and base is not None and r == 0:
@@ -218,6 +240,26 @@ def main(argv=None) -> int:
             f"median of {len(sustained)}): {rate_s / 1e9:.0f} GFLOP/s, {rate_s / rate:.0%} of the best product's; "
             f"at that rate mu reaches {flops_mu / rate_s / t_mu:.0%} of its floor, end to end "
             f"{(flops_mu + flops_loop) / rate_s / t_ours:.0%} (not gated: the gate uses the best product's rate)"
+        )
+    if sustained:  # the ceiling: mu's products and exponentials, the loop's passes, at their rates; the rest free
+        # the best of each rate measured in the run: a ceiling no implementation of these operations beats
+        values, pass_rate, exp_rate = _kernel_values(n, DEFAULT_BLOCK_SIZE), max(pass_rates), max(exp_rates)
+        passes = -(-m // MIN_PASS_ROWS)  # one pass of MIN_PASS_ROWS rows per MIN_PASS_ROWS picks
+        ceiling = (
+            2.0 * (args.d + 2) * values / max(sustained)
+            + values / exp_rate
+            + 2.0 * MIN_PASS_ROWS * n * (args.d + 2) * passes / pass_rate
+        )
+        floor = (flops_mu + flops_loop) / rate
+        print(
+            f"  ceiling: mu's products as GKHR makes them (the diagonal tiles' three quarters, d + 2 columns) at "
+            f"the best sustained rate ({max(sustained) / 1e9:.0f} GFLOP/s), their {values / 1e9:.2f} billion "
+            f"exponentials at the best rate they sustain ({exp_rate / 1e9:.1f} per ns), and the loop as {passes} "
+            f"passes of {MIN_PASS_ROWS} kernel rows at the best rate such a pass's products reach "
+            f"({pass_rate / 1e9:.0f} GFLOP/s), every other operation free: "
+            f"{ceiling:.2f} s = {floor / ceiling:.0%} of the floor; 80 % of the floor leaves "
+            f"{floor / 0.8 - ceiling:.2f} s for everything else (mu's sums, the speculation, the steps, the "
+            f"bandwidth and lifting), which take {t_ours - ceiling:.2f} s now (not gated)"
         )
     if peers:
         ref_name = "literal reference (float64, rows as written)"

@@ -53,30 +53,44 @@ def pooled_gemm_rate(m: int = 2048, k: int = 514, n: int = 2048, seconds: float 
     :func:`sslkit.device.task_pool` -- the way GKHR's mu runs its tiles. Beside :func:`gemm_rate` (the best single
     product, which a busy or throttled machine reaches only in its good moments) it tells how much of a gap to
     the floor is the machine's sustained rate and how much the computation's own overhead."""
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    return 2.0 * m * k * n * _pooled_calls(lambda out: torch.mm(a, b, out=out), (m, n), seconds)
+
+
+def pooled_exp2_rate(m: int = 2048, n: int = 2048, seconds: float = 0.5) -> float:
+    """Values per wall-clock second that ``clamp_(max=0).exp2_()`` of float32 ``m x n`` tiles in place (mu's
+    exponentials, :func:`sslkit.select.kernel.symmetric_row_sums`) sustain on one torch thread each, torch's thread
+    count at once, as :func:`pooled_gemm_rate` (vectorised ``exp2`` takes the same time whatever the values)."""
+    return m * n * _pooled_calls(lambda out: out.clamp_(max=0.0).exp2_(), (m, n), seconds)
+
+
+def _pooled_calls(op, shape, seconds: float) -> float:
+    """Calls of ``op(out)`` per wall-clock second (``out`` a float32 buffer of ``shape`` per thread), run back to
+    back for about ``seconds`` on torch's thread count of pool threads, each on one torch thread."""
     import threading
 
     from sslkit.device import task_pool
 
-    a, b = torch.randn(m, k), torch.randn(k, n)
     local = threading.local()
 
-    def product(_):
+    def call(reps):
         if not hasattr(local, "out"):
-            local.out = torch.empty(m, n)
-        torch.mm(a, b, out=local.out)
+            local.out = torch.full(shape, -1.0)
+        for _ in range(reps):
+            op(local.out)
 
     workers = torch.get_num_threads()
+    call(1)  # warm-up (this thread's buffer), then the time of one call on all threads
     t0 = time.perf_counter()
-    for _ in map(product, range(2)):  # warm-up, and the time of one product on all threads
-        pass
+    call(2)
     one = max((time.perf_counter() - t0) / 2, 1e-6)
-    tasks = max(workers, int(seconds / one))
-    with task_pool("cpu", tasks) as pmap:
+    reps = max(1, int(seconds / one / workers))  # calls per worker: one task each, no per-call dispatch
+    with task_pool("cpu", workers) as pmap:
         t0 = time.perf_counter()
-        for _ in pmap(product, range(tasks)):
+        for _ in pmap(call, [reps] * workers):
             pass
         wall = time.perf_counter() - t0
-    return 2.0 * m * k * n * tasks / wall
+    return workers * reps / wall
 
 
 def loglog_slope(xs, ys) -> float:
