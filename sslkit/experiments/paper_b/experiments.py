@@ -23,22 +23,9 @@ from . import runs as R
 from . import selection as S
 from . import ssal as SA
 from . import ssl as L
+from .drift import KERNEL_EXP2
 from .experiments_lenet import TABLE1_LENET, TABLE3_LENET, TABLE4_LENET
 from .grids import table1_full_pool_configs, table1_narrow, table1_paper_configs, table1_quick_configs
-
-#: The drift of the Gaussian-kernel sums from their base-2 exponentials (specs' ``drift``).
-KERNEL_EXP2 = (
-    "after these records were written the kernel sums' tiles became exp2 of a product with log2 e folded into the "
-    "partner rows, and each diagonal tile three of its quarters (issue 48: mu about 6 % faster), so the last bits of "
-    "alpha-MMD^2 / MMD^2 moved: 5e-8 relative on b_table4_head's replay, 5e-7 on b_table6's, up to 1e-6 on "
-    "b_table5's (float32 image features), about 1e-16 on float64 data. An audit of the RDSS selections of b_table1, "
-    "b_table3, b_table6 and all_three made on this CPU found the same indices except on near-ties at m = 4000 of the "
-    "50 000-image pool (b_table1: 4 of 5 seeds, rerun); b_table4_head's records at that m were rerun unaudited; its "
-    "m = 40 / 250 audit found two flipped selections (subset alpha 0.95 m 250, all seeds; pool alpha 1 m 250 seed 2), "
-    "whose 6 records were rerun (the subset's mean accuracy at alpha 0.95, m = 250 went from 76.5 to 78.3; no "
-    "verdict of the claims ledger changed); b_table5's defect B2 records were rerun (its fixed-width "
-    "kernel is all but zero off the diagonal, mean 7e-26, so its picks are decided by rounding, as that page says)"
-)
 
 # --- Figures 2-3: the selection experiments on synthetic data -----------------------------------------------
 
