@@ -155,11 +155,9 @@ def main(argv=None) -> int:
     sigma = median_bandwidth(X, seed=0, device=dev)
     alpha = 1.0 - 1.0 / np.sqrt(m)
     rates = [gemm_rate(device=dev)]  # measured again after every sslkit run; the best is used
-    sustained, pass_rates, exp_rates = (
-        [],
-        [],
-        [],
-    )  # products on one thread each, at once, as mu and the loop run them (not gated)
+    # rates of one-thread pieces run at once, as mu and the loop run them (not gated): mu's products, a loop
+    # pass's products, mu's exponentials
+    sustained, pass_rates, exp_rates = [], [], []
     print(
         f"hardware: {hardware_summary(args.device)}; {cpu_capability()}; "
         f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; load average {os.getloadavg()[0]:.1f}"
